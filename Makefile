@@ -1,0 +1,151 @@
+# secretmem - plain GNU make.
+#   make                      library, CLI, preload module into build/
+#   make check                build and run every test (test/run.sh)
+#   make check SANITIZE=address,undefined   the same under the sanitizers
+#   make check VALGRIND=1     the same under valgrind memcheck
+#   make bench                build and run the allocator benchmark
+#   make fuzz                 build the libFuzzer target (clang)
+#   make install PREFIX=/usr/local DESTDIR=
+
+VERSION := 1.0.0
+SOMAJOR := 1
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+PKGLIBDIR ?= $(LIBDIR)/secretmem
+
+CC ?= cc
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wmissing-prototypes -Wstrict-prototypes \
+	-Wcast-qual -Wundef -Wshadow -Wpointer-arith -Wformat=2
+HARDEN := -fstack-protector-strong -fstack-clash-protection -D_FORTIFY_SOURCE=2
+CFLAGS ?=
+ALL_CFLAGS := -std=c11 $(OPT) $(WARN) $(HARDEN) -Iinclude -pthread $(CFLAGS)
+LDHARDEN := -Wl,-z,relro -Wl,-z,now
+ALL_LDFLAGS := -pthread $(LDHARDEN) $(LDFLAGS)
+
+# Sanitizer and valgrind builds go to their own directory so they never mix
+# with the normal objects.
+ifneq ($(SANITIZE),)
+BUILD ?= build/san-$(subst $(comma),-,$(SANITIZE))
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+ALL_LDFLAGS += -fsanitize=$(SANITIZE)
+else
+BUILD ?= build
+endif
+comma := ,
+
+LIB_SRC := $(wildcard src/*.c)
+LIB_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRC))
+TOOL_SRC := $(wildcard tools/*.c)
+TOOL_OBJ := $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(TOOL_SRC))
+PRELOAD_SRC := $(wildcard preload/*.c)
+PRELOAD_OBJ := $(patsubst preload/%.c,$(BUILD)/obj/preload/%.o,$(PRELOAD_SRC))
+TEST_SRC := $(wildcard test/t_*.c)
+TEST_BIN := $(patsubst test/%.c,$(BUILD)/test/%,$(TEST_SRC))
+TEST_LIB_SRC := $(filter-out $(TEST_SRC),$(wildcard test/*.c))
+EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRC))
+
+SHLIB := $(BUILD)/libsecretmem.so.$(VERSION)
+SONAME := libsecretmem.so.$(SOMAJOR)
+STLIB := $(BUILD)/libsecretmem.a
+CLI := $(BUILD)/secretmem
+PRELOAD := $(BUILD)/libsecretmem-preload.so
+
+.PHONY: all check bench fuzz install clean examples
+all: $(SHLIB) $(BUILD)/libsecretmem.so $(STLIB) $(BUILD)/secretmem.pc $(CLI) \
+	$(if $(PRELOAD_SRC),$(PRELOAD)) $(EXAMPLE_BIN)
+
+$(BUILD)/obj/%.o: src/%.c include/secretmem.h src/internal.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(SHLIB): $(LIB_OBJ) src/libsecretmem.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libsecretmem.map \
+		-Wl,-z,defs $(ALL_LDFLAGS) -o $@ $(LIB_OBJ)
+
+$(BUILD)/libsecretmem.so: $(SHLIB)
+	ln -sf libsecretmem.so.$(VERSION) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
+
+$(STLIB): $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/secretmem.pc: src/secretmem.pc.in Makefile
+	@mkdir -p $(@D)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+# The CLI uses only the public API; it is linked with the static library so
+# that it runs from the build tree and after install alike.
+$(BUILD)/obj/tools/%.o: tools/%.c include/secretmem.h $(wildcard tools/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DSECRETMEM_PKGLIBDIR='"$(PKGLIBDIR)"' -c $< -o $@
+
+$(CLI): $(TOOL_OBJ) $(STLIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(TOOL_OBJ) $(STLIB)
+
+# The preload module carries its own copy of the library (no dependency on
+# libsecretmem.so at run time) and resolves OpenSSL at run time (no -lcrypto).
+$(BUILD)/obj/preload/%.o: preload/%.c include/secretmem.h $(wildcard preload/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(PRELOAD): $(PRELOAD_OBJ) $(LIB_OBJ)
+	$(CC) -shared -Wl,-z,defs $(ALL_LDFLAGS) -o $@ $(PRELOAD_OBJ) $(LIB_OBJ) -ldl
+
+$(BUILD)/examples/%: examples/%.c $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(STLIB)
+
+# Tests link the static library: they reach the fault-injection hooks and
+# the internal header, which the shared library does not export.
+$(BUILD)/test/%: test/%.c $(TEST_LIB_SRC) $(wildcard test/*.h) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -Isrc -Itest $(ALL_LDFLAGS) -o $@ $< $(TEST_LIB_SRC) $(STLIB)
+
+check: all $(TEST_BIN)
+	SECRETMEM_BUILD=$(BUILD) VALGRIND=$(VALGRIND) sh test/run.sh $(TEST_BIN)
+
+# ---- benchmark (issue: allocator) ----------------------------------------
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_LIBS ?= -lsodium -lcrypto -lm
+$(BUILD)/bench/bench: $(BENCH_SRC) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -pthread -D_GNU_SOURCE \
+		-o $@ $(BENCH_SRC) $(STLIB) $(BENCH_LIBS) -pthread
+
+bench: $(BUILD)/bench/bench
+	$(BUILD)/bench/bench $(BENCH_ARGS)
+
+# ---- fuzzing (issue: reliability) ----------------------------------------
+FUZZ_CC ?= clang
+FUZZ_SRC := $(wildcard fuzz/*.c)
+$(BUILD)/fuzz/fuzz_alloc: $(FUZZ_SRC) $(LIB_SRC) include/secretmem.h src/internal.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) -std=c11 -O1 -g -Iinclude -Isrc -pthread -D_GNU_SOURCE \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-o $@ $(FUZZ_SRC) $(LIB_SRC)
+
+fuzz: $(BUILD)/fuzz/fuzz_alloc
+
+# ---- install ---------------------------------------------------------------
+install: all
+	install -D -m 0755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libsecretmem.so.$(VERSION)
+	ln -sf libsecretmem.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libsecretmem.so
+	install -D -m 0644 $(STLIB) $(DESTDIR)$(LIBDIR)/libsecretmem.a
+	install -D -m 0644 include/secretmem.h $(DESTDIR)$(INCLUDEDIR)/secretmem.h
+	install -D -m 0644 $(BUILD)/secretmem.pc $(DESTDIR)$(LIBDIR)/pkgconfig/secretmem.pc
+	install -D -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/secretmem
+	$(if $(PRELOAD_SRC),install -D -m 0755 $(PRELOAD) $(DESTDIR)$(PKGLIBDIR)/libsecretmem-preload.so)
+	for f in man/*.[0-9]; do \
+		s=$${f##*.}; install -D -m 0644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} || exit 1; \
+	done
+
+clean:
+	rm -rf build

@@ -1,0 +1,264 @@
+/*
+ * secretmem.h - the public interface of libsecretmem.
+ *
+ * libsecretmem puts secrets (keys, passwords, tokens) into Linux secret
+ * memory (memfd_secret(2)): pages that are removed from the kernel's direct
+ * map, so no other process - root included - can read them through
+ * /proc/PID/mem, process_vm_readv or ptrace, and they never reach core dumps,
+ * swap or a hibernation image.  See secretmem(7) for the threat model.
+ *
+ * Error conventions (one per function, never both):
+ *  - functions returning int return 0 (or a non-negative value) on success
+ *    and -errno on failure; they leave errno alone;
+ *  - functions returning a pointer return NULL and set errno on failure.
+ */
+#ifndef SECRETMEM_H
+#define SECRETMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SECRETMEM_VERSION_MAJOR 1
+#define SECRETMEM_VERSION_MINOR 0
+#define SECRETMEM_VERSION_STRING "1.0.0"
+
+/* ------------------------------------------------------------------ */
+/* Kernel interface                                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * secretmem_memfd - the raw memfd_secret(2) system call.
+ * flags: 0 or O_CLOEXEC; any other bit gives -EINVAL (checked here, before
+ * the kernel sees it).  Returns a new file descriptor (>= 0), or -errno:
+ * -ENOSYS where the kernel or architecture lacks the call or it is disabled,
+ * -EPERM or -ENOSYS where a seccomp filter or LSM refuses it, -EMFILE/-ENFILE.
+ * The size of the file must then be set exactly once with ftruncate(2), and
+ * it can only be mapped MAP_SHARED.  Note: under a seccomp filter whose action
+ * kills the process (systemd's @system-service), this call kills the caller;
+ * call secretmem_supported() first, which never does.
+ */
+int secretmem_memfd(unsigned int flags);
+
+/*
+ * secretmem_supported - is secret memory usable in this process?
+ * Returns 0 when memfd_secret(2) works here, else -errno telling why:
+ * -ENOSYS (kernel too old, disabled with secretmem.enable=0, architecture
+ * without support, or a filter answering ENOSYS), -EPERM (a seccomp filter or
+ * LSM refuses it, or a filter would kill the caller).  The answer is computed
+ * once and cached; thread-safe.  Never kills the caller: when a seccomp filter
+ * is active the probe runs in a short-lived child process.
+ */
+int secretmem_supported(void);
+
+/* ------------------------------------------------------------------ */
+/* Backends                                                            */
+/* ------------------------------------------------------------------ */
+
+enum secretmem_backend {
+	SECRETMEM_BACKEND_NONE = 0,     /* nothing usable (creation fails)      */
+	SECRETMEM_BACKEND_SECRET = 1,   /* memfd_secret(2): out of the direct map */
+	SECRETMEM_BACKEND_FALLBACK = 2, /* private anonymous memory, mlock(2)ed
+	                                   and MADV_DONTDUMP: kept out of swap and
+	                                   core dumps, but readable by root       */
+};
+
+/*
+ * secretmem_backend_name - "secret", "fallback" or "none" for a backend value;
+ * "unknown" for anything else.  Never NULL.
+ */
+const char *secretmem_backend_name(int backend);
+
+/*
+ * secretmem_default_backend - the backend that new regions and allocations of
+ * this process get: SECRETMEM_BACKEND_SECRET when secret memory is supported,
+ * else SECRETMEM_BACKEND_FALLBACK, or SECRETMEM_BACKEND_NONE when fallback is
+ * forbidden (SECRETMEM_REQUIRE=1 or secretmem_set_require(1)).
+ */
+int secretmem_default_backend(void);
+
+/*
+ * secretmem_set_require - forbid (1) or allow (0) the fallback backend for the
+ * whole process, overriding the SECRETMEM_REQUIRE environment variable.
+ * Returns 0, or -EINVAL for another value.
+ */
+int secretmem_set_require(int require);
+
+/* ------------------------------------------------------------------ */
+/* Secret regions: page-granular, with guard pages                     */
+/* ------------------------------------------------------------------ */
+
+/* Flags for secretmem_region_create(). */
+#define SECRETMEM_REGION_REQUIRE_SECRET 0x1u /* never use the fallback backend */
+
+/* Access modes for secretmem_region_protect(). */
+enum secretmem_access {
+	SECRETMEM_NOACCESS = 0,
+	SECRETMEM_READONLY = 1,
+	SECRETMEM_READWRITE = 2,
+};
+
+struct secretmem_region; /* opaque; its bookkeeping is in ordinary memory */
+
+/*
+ * secretmem_region_create - map size bytes (rounded up to whole pages) of
+ * secret memory, readable and writable, zero-filled, every page already
+ * faulted in (so a later touch can never raise SIGBUS), between two
+ * inaccessible guard pages that are anonymous PROT_NONE reservations (they
+ * cost no locked memory).  No file descriptor stays open.
+ * flags: 0 or SECRETMEM_REGION_REQUIRE_SECRET.
+ * Returns the region, or NULL with errno: EINVAL (size 0, unknown flag,
+ * overflow), ENOMEM (out of memory or at the memory-lock limit, in either
+ * kernel regime), ENOSYS/EPERM (secret memory unavailable and fallback
+ * forbidden by the flag, SECRETMEM_REQUIRE=1 or secretmem_set_require()).
+ */
+struct secretmem_region *secretmem_region_create(size_t size, unsigned int flags);
+
+/* secretmem_region_data - the first usable byte (page aligned). */
+void *secretmem_region_data(const struct secretmem_region *region);
+
+/* secretmem_region_size - the usable size in bytes (a multiple of the page size). */
+size_t secretmem_region_size(const struct secretmem_region *region);
+
+/* secretmem_region_backend - SECRETMEM_BACKEND_SECRET or _FALLBACK. */
+int secretmem_region_backend(const struct secretmem_region *region);
+
+/*
+ * secretmem_region_protect - set the access of the whole region to one of
+ * enum secretmem_access.  Returns 0, -EINVAL for a bad mode or NULL region,
+ * or -errno from mprotect(2).
+ */
+int secretmem_region_protect(struct secretmem_region *region, int access);
+
+/*
+ * secretmem_region_destroy - zeroize the region (whatever its access mode),
+ * unmap it with its guard pages and free the handle.  NULL is a no-op.
+ * Returns 0, or -errno if the kernel refused a step; the handle is freed and
+ * the mapping released in every case.
+ */
+int secretmem_region_destroy(struct secretmem_region *region);
+
+/* ------------------------------------------------------------------ */
+/* Allocator                                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * secretmem_malloc - a block of at least size bytes in secret memory, zero
+ * filled.  Blocks of up to 16 KiB are packed many per page; larger ones get
+ * their own page run between guard pages, placed so that the end of the
+ * block touches the upper guard page.  Alignment: 16 bytes, except blocks
+ * whose size class is not a multiple of 16, which get the largest power of
+ * two dividing their class size (enough for any object of that size).
+ * malloc(0) returns a unique minimal block.  Returns NULL with errno ENOMEM
+ * when memory or the memory-lock limit is exhausted (never SIGBUS), ENOSYS or
+ * EPERM when secret memory is unavailable and fallback is forbidden.
+ */
+void *secretmem_malloc(size_t size);
+
+/* secretmem_calloc - nmemb * size bytes, zeroed; NULL/ENOMEM on overflow. */
+void *secretmem_calloc(size_t nmemb, size_t size);
+
+/*
+ * secretmem_realloc - resize ptr to size bytes, keeping the contents up to the
+ * smaller size.  When the block moves, the old block is zeroized and freed.
+ * ptr NULL acts as secretmem_malloc(size); size 0 frees ptr and returns NULL
+ * (errno is left alone).  On failure returns NULL with errno ENOMEM and ptr is
+ * untouched.  A pointer that this allocator did not hand out is fatal.
+ */
+void *secretmem_realloc(void *ptr, size_t size);
+
+/*
+ * secretmem_free - zeroize and release a block.  NULL is a no-op.  A double
+ * free, a pointer this allocator does not own, or a pointer into the middle of
+ * a block is fatal: a fixed message on stderr, then abort().
+ */
+void secretmem_free(void *ptr);
+
+/* secretmem_strdup - a copy of s in secret memory; NULL/ENOMEM. */
+char *secretmem_strdup(const char *s);
+
+/* secretmem_strndup - a copy of at most n bytes of s, NUL-terminated. */
+char *secretmem_strndup(const char *s, size_t n);
+
+/*
+ * secretmem_usable_size - the number of usable bytes of a live block
+ * (>= the size requested).  0 for NULL.  Fatal for a pointer not owned.
+ */
+size_t secretmem_usable_size(const void *ptr);
+
+/*
+ * secretmem_owns - 1 if ptr is the start of a live block of this allocator,
+ * 0 otherwise (including NULL and pointers into the middle of a block).
+ * Never fatal; meant to route frees in code that mixes allocators.
+ */
+int secretmem_owns(const void *ptr);
+
+/*
+ * secretmem_trim - give back to the kernel every secret page that holds no
+ * live block (whole empty chunks, cached large runs, the unused memory of
+ * this thread's cache).  Returns the number of bytes released (>= 0), or
+ * -errno.
+ */
+long secretmem_trim(void);
+
+/* Statistics, filled by secretmem_stats(). */
+struct secretmem_stats {
+	size_t bytes_in_use;       /* sum of usable sizes of live blocks        */
+	size_t live_allocations;   /* live blocks                               */
+	size_t bytes_mapped;       /* secret bytes mapped (without guard pages) */
+	size_t pages_mapped;       /* pages mapped                              */
+	size_t pages_faulted;      /* pages faulted in, over the lifetime       */
+	size_t pages_released;     /* pages given back, over the lifetime       */
+	size_t regions;            /* mappings (chunks and large blocks) now    */
+	size_t regions_created;    /* mappings created over the lifetime        */
+	int backend;               /* enum secretmem_backend of new allocations */
+	int memlock_unlimited;     /* 1 if RLIMIT_MEMLOCK is infinite or the
+	                              process has CAP_IPC_LOCK                  */
+	size_t memlock_limit;      /* RLIMIT_MEMLOCK soft limit, bytes          */
+	size_t memlock_left;       /* limit minus locked memory of the process;
+	                              SIZE_MAX when unlimited                   */
+	size_t reserved[8];        /* zero; room to grow without a new soname   */
+};
+
+/*
+ * secretmem_stats - fill *st with a consistent snapshot of the allocator.
+ * Returns 0, or -EINVAL for NULL.
+ */
+int secretmem_stats(struct secretmem_stats *st);
+
+/* Options; each can also be set by the environment variable in brackets. */
+enum secretmem_option {
+	SECRETMEM_OPT_RESERVE = 1,      /* [SECRETMEM_RESERVE] bytes faulted in at
+	                                   first use (suffix k, m, g allowed)      */
+	SECRETMEM_OPT_FORK = 2,         /* [SECRETMEM_FORK] a secretmem_fork_policy */
+	SECRETMEM_OPT_RELEASE_IDLE = 3, /* [SECRETMEM_RELEASE_IDLE] 0/1: release
+	                                   every secret mapping when the last block
+	                                   is freed                                */
+	SECRETMEM_OPT_REQUIRE = 4,      /* [SECRETMEM_REQUIRE] 0/1: no fallback    */
+};
+
+enum secretmem_fork_policy {
+	SECRETMEM_FORK_COPY = 0,  /* default: child gets private copies          */
+	SECRETMEM_FORK_SHARE = 1, /* child shares the pages (and the slots!)     */
+	SECRETMEM_FORK_DROP = 2,  /* child has no secret mappings, empty heap    */
+};
+
+/*
+ * secretmem_set_option - set an option before the allocator's first use.
+ * Returns 0; -EINVAL for an unknown option or bad value; -EBUSY once the
+ * allocator is in use (RESERVE and RELEASE_IDLE) - FORK and REQUIRE can be
+ * changed at any time.  Values set here win over the environment.
+ */
+int secretmem_set_option(int option, long value);
+
+/* secretmem_get_option - the value in force (>= 0), or -EINVAL. */
+long secretmem_get_option(int option);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SECRETMEM_H */

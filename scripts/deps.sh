@@ -1,0 +1,25 @@
+#!/bin/sh
+# scripts/deps.sh - install what secretmem needs from Debian's packages.
+#   sh scripts/deps.sh build   compiler and make: enough for `make` and `secretmem check`
+#   sh scripts/deps.sh test    plus everything `make check`, `make bench` and `make fuzz` use
+set -eu
+what=${1:-build}
+build_pkgs="gcc make libc6-dev"
+test_pkgs="$build_pkgs clang libclang-rt-14-dev python3 openssl libssl-dev libsodium-dev
+	nginx-light curl gdb valgrind gnuplot-nox procps util-linux"
+case $what in
+build) pkgs=$build_pkgs ;;
+test) pkgs=$test_pkgs ;;
+*) echo "usage: sh scripts/deps.sh build|test" >&2; exit 64 ;;
+esac
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing

@@ -1,0 +1,73 @@
+/*
+ * fatal.c - fixed messages written with raw write(2): no stdio, no malloc,
+ * usable from any state the allocator can be in.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+static void put(const char *s)
+{
+	size_t len = strlen(s);
+
+	while (len > 0) {
+		ssize_t n = write(STDERR_FILENO, s, len);
+
+		if (n <= 0)
+			return;
+		s += n;
+		len -= (size_t)n;
+	}
+}
+
+void sm_fatal(const char *msg)
+{
+	char line[256];
+	const char *prefix = "secretmem: fatal: ";
+	size_t p = strlen(prefix), m = strlen(msg);
+
+	if (p + m + 2 > sizeof(line))
+		m = sizeof(line) - p - 2;
+	memcpy(line, prefix, p);
+	memcpy(line + p, msg, m);
+	line[p + m] = '\n';
+	line[p + m + 1] = '\0';
+	put(line); /* one write: the line is not interleaved with others */
+	abort();
+}
+
+void sm_warn(const char *a, const char *b, const char *c)
+{
+	char line[512];
+	const char *parts[4] = { "secretmem: warning: ", a, b, c };
+	size_t len = 0;
+
+	for (int i = 0; i < 4; i++) {
+		if (!parts[i])
+			continue;
+		size_t n = strlen(parts[i]);
+		if (n > sizeof(line) - 2 - len)
+			n = sizeof(line) - 2 - len;
+		memcpy(line + len, parts[i], n);
+		len += n;
+	}
+	line[len++] = '\n';
+	line[len] = '\0';
+	put(line);
+}
+
+char *sm_utoa(size_t v, char *buf)
+{
+	char tmp[24];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return buf;
+}

@@ -1,0 +1,140 @@
+/*
+ * internal.h - declarations shared by the layers of libsecretmem.
+ *
+ * Layers, each calling only the ones above it in this list:
+ *   syscall.c  memfd_secret(2) wrapper and support probe
+ *   os.c       the only code that calls mmap/mprotect/madvise/ftruncate/mlock
+ *   region.c   secret regions: guard pages, backends, fork handling of pages
+ *   slab.c     size classes, chunks, slabs, arenas
+ *   alloc.c    the public API (allocator, regions, stats, fork orchestration)
+ * and two helpers usable from all: options.c, fatal.c.
+ *
+ * Internal functions return 0 / -errno (pointers through out-parameters) and
+ * never touch errno; only the public functions returning pointers set it.
+ */
+#ifndef SECRETMEM_INTERNAL_H
+#define SECRETMEM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "secretmem.h"
+
+#define SM_API __attribute__((visibility("default")))
+#define SM_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- fatal.c ---------------------------------------------------------- */
+
+/* Write "secretmem: fatal: <msg>\n" with write(2), then abort(). */
+__attribute__((noreturn, cold)) void sm_fatal(const char *msg);
+/* Write "secretmem: warning: <a><b><c>\n" with write(2); NULL parts skipped. */
+void sm_warn(const char *a, const char *b, const char *c);
+/* Decimal text of v into buf (at least 24 bytes); returns buf. */
+char *sm_utoa(size_t v, char *buf);
+
+/* ---- options.c -------------------------------------------------------- */
+
+/* Value in force for an enum secretmem_option (env read once, lazily). */
+long sm_option(int option);
+/* Freeze RESERVE and RELEASE_IDLE (called by the allocator's first use). */
+void sm_options_freeze(void);
+/* Parse "123", "64k", "2M", "1g" into bytes; -EINVAL on junk or overflow. */
+int sm_parse_size(const char *s, size_t *out);
+
+/* ---- syscall.c -------------------------------------------------------- */
+
+/* The raw call with the fault-injection hook applied (OS_OP_MEMFD). */
+int sm_memfd_secret(void);
+
+/* ---- os.c ------------------------------------------------------------- */
+
+enum os_op {
+	OS_OP_MMAP = 0,   /* every mmap/mremap of the OS layer            */
+	OS_OP_MEMFD,      /* memfd_secret(2)                               */
+	OS_OP_FTRUNCATE,  /* ftruncate(2) on a secret fd                   */
+	OS_OP_FAULT_IN,   /* faulting new pages in (secret: kernel-side read,
+	                     fallback: mlock)                              */
+	OS_OP_COUNT
+};
+
+/*
+ * Fault injection for tests: the nth call (1 = the next) of op fails with
+ * -err; with persist, that call and every later one fail.  nth 0 disarms.
+ * Reached by tests through the static library (not exported by the .so).
+ */
+void sm_inject_fault(int op, long nth, int err, int persist);
+/* Calls of op seen since the last sm_inject_fault(op, ...) or process start. */
+long sm_inject_count(int op);
+/* Internal: returns -err if the injection for op fires now, else 0. */
+int os_injected(int op);
+
+size_t os_page_size(void);
+/* Anonymous PROT_NONE reservation of len bytes aligned to align (a power of
+ * two, >= page size). */
+int os_reserve(size_t len, size_t align, void **out);
+/* Map fd (MAP_SHARED, read-write) over [addr, addr+len) of a reservation. */
+int os_map_shared_fixed(void *addr, size_t len, int fd);
+/* Map fd (MAP_SHARED, read-write) anywhere. */
+int os_map_shared(size_t len, int fd, void **out);
+/* Private anonymous read-write memory over [addr, addr+len). */
+int os_map_anon_fixed(void *addr, size_t len);
+/* Put [addr, addr+len) back to an inaccessible reservation. */
+int os_map_none_fixed(void *addr, size_t len);
+/* Private anonymous read-write memory anywhere (allocator metadata). */
+int os_map_anon(size_t len, void **out);
+/* Move the mapping at from over to (same length), replacing what is there. */
+int os_remap_fixed(void *from, size_t len, void *to);
+int os_unmap(void *addr, size_t len);
+int os_protect(void *addr, size_t len, int prot);
+int os_advise(void *addr, size_t len, int advice);
+int os_truncate(int fd, size_t len);
+int os_lock(void *addr, size_t len);
+/*
+ * Fault [addr, addr+len) of a secret mapping in from the kernel side (a read
+ * from /dev/zero into it), so that a refused memory-lock charge (newer
+ * kernels) becomes -ENOMEM instead of SIGBUS in user space.
+ */
+int os_fault_in_secret(void *addr, size_t len);
+
+/* ---- region.c --------------------------------------------------------- */
+
+struct region {
+	struct region *next, *prev; /* list of all live regions (fork handling) */
+	uintptr_t base;             /* reservation start (guard below data)     */
+	size_t total;               /* reservation length                       */
+	unsigned char *data;        /* first usable byte, page aligned          */
+	size_t size;                /* usable bytes, page multiple              */
+	size_t faulted;             /* bytes from data on that are faulted in   */
+	int backend;                /* enum secretmem_backend                   */
+	int access;                 /* enum secretmem_access                    */
+	int dropped;                /* pages removed in a child (fork drop)     */
+};
+
+/*
+ * Create a region of size bytes (page multiple) whose data ends one guard
+ * page below the end of an align-aligned reservation; everything below the
+ * data in the reservation is inaccessible.  populate: fault every page in now.
+ * require_secret: never fall back.  The region is registered for fork
+ * handling.  Returns 0 or -ENOMEM, -EINVAL, -ENOSYS, -EPERM, -EMFILE.
+ */
+int region_create(struct region *r, size_t size, size_t align, int populate, int require_secret);
+/* Fault in [data, data+upto) if not yet (upto rounded to pages); -ENOMEM. */
+int region_fault_to(struct region *r, size_t upto);
+int region_protect(struct region *r, int access);
+/* Zeroize the faulted part, unmap, unregister.  Returns 0 or -errno. */
+int region_destroy(struct region *r);
+/* Backend new regions get now (after the probe and the REQUIRE option). */
+int region_default_backend(void);
+/* Fork handling of every registered region; policy is enum secretmem_fork_policy. */
+void region_fork_prepare(void);
+void region_fork_parent(void);
+void region_fork_child(int policy);
+/* Number of registered regions and their mapped bytes. */
+void region_totals(size_t *count, size_t *bytes);
+
+/* ---- alloc.c ---------------------------------------------------------- */
+
+/* Register the library's fork handlers once (idempotent, thread-safe). */
+void sm_fork_handlers_install(void);
+
+#endif /* SECRETMEM_INTERNAL_H */

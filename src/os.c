@@ -1,0 +1,294 @@
+/*
+ * os.c - the OS layer: the only code in libsecretmem that calls mmap,
+ * mremap, munmap, mprotect, madvise, ftruncate and mlock.  Everything above
+ * speaks in pages and regions.  Every function returns 0 or -errno and
+ * leaves errno as it found it.
+ *
+ * Fault injection (tests): each operation class can be told to fail on its
+ * nth call, once or from then on, to prove that every failure the kernel can
+ * return turns into a clean error above.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "internal.h"
+
+struct injection {
+	atomic_long countdown; /* fires when it reaches 0 after a decrement */
+	atomic_long calls;
+	atomic_int err;
+	atomic_int persist;
+	atomic_int fired;
+};
+
+static struct injection inject[OS_OP_COUNT];
+static atomic_int inject_armed;
+
+void sm_inject_fault(int op, long nth, int err, int persist)
+{
+	if (op < 0 || op >= OS_OP_COUNT)
+		return;
+	atomic_store(&inject[op].calls, 0);
+	atomic_store(&inject[op].err, err);
+	atomic_store(&inject[op].persist, persist);
+	atomic_store(&inject[op].fired, 0);
+	atomic_store(&inject[op].countdown, nth);
+	if (nth > 0)
+		atomic_store(&inject_armed, 1);
+}
+
+long sm_inject_count(int op)
+{
+	if (op < 0 || op >= OS_OP_COUNT)
+		return 0;
+	return atomic_load(&inject[op].calls);
+}
+
+int os_injected(int op)
+{
+	struct injection *in = &inject[op];
+
+	atomic_fetch_add_explicit(&in->calls, 1, memory_order_relaxed);
+	if (SM_LIKELY(!atomic_load_explicit(&inject_armed, memory_order_relaxed)))
+		return 0;
+	if (atomic_load(&in->fired) && atomic_load(&in->persist))
+		return -atomic_load(&in->err);
+	if (atomic_load(&in->countdown) <= 0)
+		return 0;
+	if (atomic_fetch_sub(&in->countdown, 1) == 1) {
+		atomic_store(&in->fired, 1);
+		return -atomic_load(&in->err);
+	}
+	return 0;
+}
+
+static int neg_errno(void)
+{
+	int e = errno;
+	return e ? -e : -EIO;
+}
+
+size_t os_page_size(void)
+{
+	static atomic_size_t cached;
+	size_t ps = atomic_load_explicit(&cached, memory_order_relaxed);
+
+	if (SM_UNLIKELY(!ps)) {
+		long v = sysconf(_SC_PAGESIZE);
+		ps = v > 0 ? (size_t)v : 4096;
+		atomic_store(&cached, ps);
+	}
+	return ps;
+}
+
+int os_reserve(size_t len, size_t align, void **out)
+{
+	int saved = errno, rc = os_injected(OS_OP_MMAP);
+	size_t ps = os_page_size();
+
+	if (rc)
+		return rc;
+	if (align < ps)
+		align = ps;
+	if (len == 0 || (align & (align - 1)) || len > SIZE_MAX - align)
+		return -EINVAL;
+	size_t span = len + (align > ps ? align : 0);
+	void *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		rc = neg_errno();
+		errno = saved;
+		return rc;
+	}
+	uintptr_t start = (uintptr_t)p, aligned = (start + align - 1) & ~(uintptr_t)(align - 1);
+	if (aligned > start)
+		munmap(p, aligned - start);
+	if (start + span > aligned + len)
+		munmap((void *)(aligned + len), start + span - (aligned + len));
+	errno = saved;
+	*out = (void *)aligned;
+	return 0;
+}
+
+static int map_fixed(void *addr, size_t len, int prot, int flags, int fd)
+{
+	int saved = errno, rc = os_injected(OS_OP_MMAP);
+
+	if (rc)
+		return rc;
+	void *p = mmap(addr, len, prot, flags | MAP_FIXED, fd, 0);
+	if (p == MAP_FAILED) {
+		rc = neg_errno();
+		errno = saved;
+		return rc;
+	}
+	return 0;
+}
+
+int os_map_shared_fixed(void *addr, size_t len, int fd)
+{
+	return map_fixed(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd);
+}
+
+int os_map_anon_fixed(void *addr, size_t len)
+{
+	return map_fixed(addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+}
+
+int os_map_none_fixed(void *addr, size_t len)
+{
+	/* not subject to injection: used on error and teardown paths that
+	 * must not fail for a simulated reason */
+	int saved = errno;
+	void *p = mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	int rc = p == MAP_FAILED ? neg_errno() : 0;
+
+	errno = saved;
+	return rc;
+}
+
+int os_map_shared(size_t len, int fd, void **out)
+{
+	int saved = errno, rc = os_injected(OS_OP_MMAP);
+
+	if (rc)
+		return rc;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		rc = neg_errno();
+		errno = saved;
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+int os_map_anon(size_t len, void **out)
+{
+	int saved = errno, rc = os_injected(OS_OP_MMAP);
+
+	if (rc)
+		return rc;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		rc = neg_errno();
+		errno = saved;
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+int os_remap_fixed(void *from, size_t len, void *to)
+{
+	int saved = errno, rc = os_injected(OS_OP_MMAP);
+
+	if (rc)
+		return rc;
+	void *p = mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	if (p == MAP_FAILED) {
+		rc = neg_errno();
+		errno = saved;
+		return rc;
+	}
+	return 0;
+}
+
+int os_unmap(void *addr, size_t len)
+{
+	int saved = errno, rc = munmap(addr, len) ? neg_errno() : 0;
+
+	errno = saved;
+	return rc;
+}
+
+int os_protect(void *addr, size_t len, int prot)
+{
+	int saved = errno, rc = mprotect(addr, len, prot) ? neg_errno() : 0;
+
+	errno = saved;
+	return rc;
+}
+
+int os_advise(void *addr, size_t len, int advice)
+{
+	int saved = errno, rc = madvise(addr, len, advice) ? neg_errno() : 0;
+
+	errno = saved;
+	return rc;
+}
+
+int os_truncate(int fd, size_t len)
+{
+	int saved = errno, rc = os_injected(OS_OP_FTRUNCATE);
+
+	if (rc)
+		return rc;
+	rc = ftruncate(fd, (off_t)len) ? neg_errno() : 0;
+	errno = saved;
+	return rc;
+}
+
+int os_lock(void *addr, size_t len)
+{
+	int saved = errno, rc = os_injected(OS_OP_FAULT_IN);
+
+	if (rc)
+		return rc;
+	rc = mlock(addr, len) ? neg_errno() : 0;
+	errno = saved;
+	return rc;
+}
+
+int os_fault_in_secret(void *addr, size_t len)
+{
+	int saved = errno, rc = os_injected(OS_OP_FAULT_IN);
+
+	if (rc)
+		return rc;
+	/*
+	 * The kernel writes the zeroes with copy_to_user: a page whose
+	 * memory-lock charge is refused (kernels with fault-time accounting)
+	 * makes read() fail with EFAULT, where a user-space touch would have
+	 * raised SIGBUS.  The fd is opened per call so no fd stays open.
+	 */
+	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	unsigned char *p = addr;
+
+	if (fd >= 0) {
+		while (len > 0) {
+			ssize_t n = read(fd, p, len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				rc = -ENOMEM;
+				break;
+			}
+			p += n;
+			len -= (size_t)n;
+		}
+		close(fd);
+	} else {
+		/* no /dev/zero (a bare chroot): getrandom also writes from the
+		 * kernel side; the random bytes are overwritten below */
+		while (len > 0) {
+			size_t step = len > 4096 ? 4096 : len;
+			long n = syscall(SYS_getrandom, p, step, 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				rc = -ENOMEM;
+				break;
+			}
+			p += n;
+			len -= (size_t)n;
+		}
+		if (!rc)
+			__builtin_memset(addr, 0, (size_t)(p - (unsigned char *)addr));
+	}
+	errno = saved;
+	return rc;
+}

@@ -1,0 +1,291 @@
+/*
+ * region.c - secret regions: page-granular mappings of secret memory between
+ * inaccessible guard pages, with two backends:
+ *   secret    memfd_secret(2), mapped MAP_SHARED; the fd is closed at once
+ *   fallback  private anonymous memory, mlock(2)ed and MADV_DONTDUMP
+ *
+ * Layout of a region inside its reservation (an anonymous PROT_NONE mapping,
+ * which costs no memory and no locked-memory budget):
+ *
+ *   base                                  data            data+size  base+total
+ *   | inaccessible (>= one guard page)    | usable pages   | guard page |
+ *
+ * New pages are always faulted in by this layer before anyone touches them
+ * (os_fault_in_secret / mlock), so a refused memory-lock charge is an error
+ * here and never a SIGBUS later.
+ *
+ * Every live region is on one list so that a fork can apply the policy to
+ * its pages (see region_fork_child).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "internal.h"
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct region list_head = { &list_head, &list_head, 0, 0, NULL, 0, 0, 0, 0, 0 };
+static size_t list_count, list_bytes;
+
+static void list_add(struct region *r)
+{
+	pthread_mutex_lock(&list_lock);
+	r->next = list_head.next;
+	r->prev = &list_head;
+	list_head.next->prev = r;
+	list_head.next = r;
+	list_count++;
+	list_bytes += r->size;
+	pthread_mutex_unlock(&list_lock);
+}
+
+static void list_del(struct region *r)
+{
+	pthread_mutex_lock(&list_lock);
+	r->prev->next = r->next;
+	r->next->prev = r->prev;
+	r->next = r->prev = NULL;
+	list_count--;
+	list_bytes -= r->size;
+	pthread_mutex_unlock(&list_lock);
+}
+
+void region_totals(size_t *count, size_t *bytes)
+{
+	pthread_mutex_lock(&list_lock);
+	*count = list_count;
+	*bytes = list_bytes;
+	pthread_mutex_unlock(&list_lock);
+}
+
+int region_default_backend(void)
+{
+	if (secretmem_supported() == 0)
+		return SECRETMEM_BACKEND_SECRET;
+	return sm_option(SECRETMEM_OPT_REQUIRE) ? SECRETMEM_BACKEND_NONE : SECRETMEM_BACKEND_FALLBACK;
+}
+
+static int zero_range(void *p, size_t len)
+{
+	explicit_bzero(p, len);
+	return 0;
+}
+
+/* Map the data part of the reservation with the secret backend. */
+static int map_secret(struct region *r)
+{
+	int fd = sm_memfd_secret();
+
+	if (fd < 0)
+		return fd;
+	int rc = os_truncate(fd, r->size);
+	if (!rc)
+		rc = os_map_shared_fixed(r->data, r->size, fd);
+	close(fd); /* the mapping keeps the file alive */
+	/* kernels with mmap-time accounting refuse the map with EAGAIN at the
+	 * memory-lock limit: that is running out of memory for our callers */
+	if (rc == -EAGAIN)
+		rc = -ENOMEM;
+	return rc;
+}
+
+static int map_fallback(struct region *r)
+{
+	int rc = os_map_anon_fixed(r->data, r->size);
+
+	if (rc)
+		return rc == -EAGAIN ? -ENOMEM : rc;
+	/* one call per advice: OR-ing MADV_* values makes another advice */
+	os_advise(r->data, r->size, MADV_DONTDUMP);
+	return 0;
+}
+
+int region_fault_to(struct region *r, size_t upto)
+{
+	size_t ps = os_page_size();
+
+	upto = (upto + ps - 1) & ~(ps - 1);
+	if (upto > r->size)
+		return -EINVAL;
+	if (upto <= r->faulted)
+		return 0;
+	unsigned char *from = r->data + r->faulted;
+	size_t len = upto - r->faulted;
+	int rc;
+
+	if (r->backend == SECRETMEM_BACKEND_SECRET)
+		rc = os_fault_in_secret(from, len);
+	else
+		rc = os_lock(from, len); /* mlock populates */
+	if (rc)
+		return rc == -EAGAIN || rc == -EPERM || rc == -EFAULT ? -ENOMEM : rc;
+	r->faulted = upto;
+	return 0;
+}
+
+int region_create(struct region *r, size_t size, size_t align, int populate, int require_secret)
+{
+	size_t ps = os_page_size();
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (size == 0 || size > SIZE_MAX / 2)
+		return -EINVAL;
+	size = (size + ps - 1) & ~(ps - 1);
+	if (align < ps)
+		align = ps;
+	size_t total = (size + 2 * ps + align - 1) & ~(align - 1);
+
+	int backend = SECRETMEM_BACKEND_SECRET;
+	int probe = secretmem_supported();
+	if (probe) {
+		if (require_secret || sm_option(SECRETMEM_OPT_REQUIRE))
+			return probe;
+		backend = SECRETMEM_BACKEND_FALLBACK;
+	}
+
+	void *base;
+	rc = os_reserve(total, align, &base);
+	if (rc)
+		return rc == -EAGAIN ? -ENOMEM : rc;
+	r->base = (uintptr_t)base;
+	r->total = total;
+	r->size = size;
+	r->data = (unsigned char *)base + total - ps - size;
+	r->access = SECRETMEM_READWRITE;
+
+	if (backend == SECRETMEM_BACKEND_SECRET) {
+		rc = map_secret(r);
+		if ((rc == -ENOSYS || rc == -EPERM) && !require_secret && !sm_option(SECRETMEM_OPT_REQUIRE)) {
+			/* a filter installed after the probe */
+			backend = SECRETMEM_BACKEND_FALLBACK;
+			rc = 0;
+		}
+	}
+	if (!rc && backend == SECRETMEM_BACKEND_FALLBACK)
+		rc = map_fallback(r);
+	r->backend = backend;
+	if (!rc && populate)
+		rc = region_fault_to(r, size);
+	if (rc) {
+		os_unmap(base, total);
+		memset(r, 0, sizeof(*r));
+		return rc;
+	}
+	list_add(r);
+	return 0;
+}
+
+int region_protect(struct region *r, int access)
+{
+	static const int prot[] = { PROT_NONE, PROT_READ, PROT_READ | PROT_WRITE };
+
+	if (access < SECRETMEM_NOACCESS || access > SECRETMEM_READWRITE)
+		return -EINVAL;
+	if (r->dropped)
+		return -EFAULT;
+	int rc = os_protect(r->data, r->size, prot[access]);
+	if (!rc)
+		r->access = access;
+	return rc;
+}
+
+int region_destroy(struct region *r)
+{
+	int rc = 0;
+
+	if (!r->dropped && r->faulted) {
+		if (r->access != SECRETMEM_READWRITE)
+			rc = os_protect(r->data, r->faulted, PROT_READ | PROT_WRITE);
+		/* if the kernel refused write access, the secret backend's pages
+		 * are still cleared by the kernel when the file is released */
+		if (!rc)
+			zero_range(r->data, r->faulted);
+	}
+	list_del(r);
+	int urc = os_unmap((void *)r->base, r->total);
+	memset(r, 0, sizeof(*r));
+	return rc ? rc : urc;
+}
+
+/* ---- fork ------------------------------------------------------------- */
+
+void region_fork_prepare(void)
+{
+	pthread_mutex_lock(&list_lock);
+}
+
+void region_fork_parent(void)
+{
+	pthread_mutex_unlock(&list_lock);
+}
+
+/*
+ * Give the child private copies of a secret region's faulted pages at the
+ * same address: a new secret file, filled, then moved over the shared map.
+ */
+static int copy_secret(struct region *r)
+{
+	int fd = sm_memfd_secret();
+	void *tmp;
+
+	if (fd < 0)
+		return fd;
+	int rc = os_truncate(fd, r->size);
+	if (!rc)
+		rc = os_map_shared(r->size, fd, &tmp);
+	close(fd);
+	if (rc)
+		return rc;
+	rc = os_fault_in_secret(tmp, r->faulted);
+	if (!rc) {
+		if (r->access == SECRETMEM_NOACCESS)
+			rc = os_protect(r->data, r->faulted, PROT_READ);
+		if (!rc)
+			memcpy(tmp, r->data, r->faulted);
+	}
+	if (!rc && r->access != SECRETMEM_READWRITE)
+		rc = os_protect(tmp, r->size, r->access == SECRETMEM_READONLY ? PROT_READ : PROT_NONE);
+	if (!rc)
+		rc = os_remap_fixed(tmp, r->size, r->data);
+	if (rc)
+		os_unmap(tmp, r->size);
+	return rc;
+}
+
+static void drop(struct region *r)
+{
+	/* keep the addresses reserved: a stale pointer faults, it never
+	 * reaches memory that something else was given */
+	os_map_none_fixed(r->data, r->size);
+	r->dropped = 1;
+	r->faulted = 0;
+}
+
+void region_fork_child(int policy)
+{
+	/* single-threaded here; the lock was taken in prepare */
+	for (struct region *r = list_head.next; r != &list_head; r = r->next) {
+		if (r->dropped || policy == SECRETMEM_FORK_SHARE)
+			continue;
+		if (policy == SECRETMEM_FORK_DROP) {
+			drop(r);
+			continue;
+		}
+		if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
+			/* private memory is already copy-on-write; only the lock
+			 * is not inherited */
+			if (r->faulted && os_lock(r->data, r->faulted))
+				sm_warn("fork: could not lock the child's copy of a fallback region", NULL, NULL);
+			continue;
+		}
+		if (copy_secret(r)) {
+			/* never leave the child writing into the parent's secrets */
+			sm_warn("fork: could not copy secret memory into the child; its secrets are dropped", NULL, NULL);
+			drop(r);
+		}
+	}
+	pthread_mutex_unlock(&list_lock);
+}

@@ -1,0 +1,87 @@
+/*
+ * tlib.h - helpers shared by the test programs.
+ *
+ * A test is a program: exit 0 pass, 1 fail, 77 skip (the last line printed
+ * says why).  Security properties are checked from outside: a second process
+ * reads our memory, a child runs under a seccomp filter or without
+ * CAP_IPC_LOCK, a child dumps core.
+ */
+#ifndef SECRETMEM_TLIB_H
+#define SECRETMEM_TLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/types.h>
+
+#define TL_PASS 0
+#define TL_FAILED 1
+#define TL_SKIP 77
+
+#define TL_FAIL(...)                                                    \
+	do {                                                            \
+		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
+		fprintf(stderr, __VA_ARGS__);                           \
+		fputc('\n', stderr);                                    \
+		exit(TL_FAILED);                                        \
+	} while (0)
+
+#define TL_CHECK(cond, ...)                                             \
+	do {                                                            \
+		if (!(cond)) {                                          \
+			fprintf(stderr, "check failed: %s\n", #cond);   \
+			TL_FAIL(__VA_ARGS__);                           \
+		}                                                       \
+	} while (0)
+
+/* Skip for a reason that is not the kernel's (e.g. no hibernation here). */
+__attribute__((noreturn)) void tl_skip(const char *reason);
+/*
+ * Skip because the kernel lacks memfd_secret; a failure instead when
+ * SECRETMEM_TEST_REQUIRE_KERNEL=1 (CI machines have the feature).
+ */
+__attribute__((noreturn)) void tl_skip_kernel(const char *reason);
+/* tl_skip_kernel() unless secretmem_supported() == 0. */
+void tl_need_secretmem(void);
+/* 1 when running under valgrind (SECRETMEM_UNDER_VALGRIND=1). */
+int tl_under_valgrind(void);
+
+/*
+ * Run fn(arg) in a forked child; its return value is the exit code.
+ * Returns the raw wait status.  With out/outlen non-NULL, the child's
+ * stderr and stdout are captured into out (NUL-terminated).
+ */
+int tl_run_child(int (*fn)(void *), void *arg, char *out, size_t outlen);
+/* Human text for a wait status ("exit 3", "signal 11"). */
+const char *tl_status_str(int status);
+
+/* Drop CAP_IPC_LOCK from every capability set (effective, permitted,
+ * inheritable, bounding); returns 0 or -errno. */
+int tl_drop_cap_ipc_lock(void);
+/* Set RLIMIT_MEMLOCK soft and hard; returns 0 or -errno. */
+int tl_set_memlock(size_t bytes);
+
+/* Install a seccomp filter: syscall nr returns -err (action ERRNO), or with
+ * err == 0 kills the process (SECCOMP_RET_KILL_PROCESS).  0 or -errno. */
+int tl_seccomp_block(long nr, int err);
+
+/* Read len bytes at addr of process pid: /proc/PID/mem, process_vm_readv,
+ * ptrace PEEKDATA (attaches and detaches).  Each returns 0 or -errno. */
+int tl_read_proc_mem(pid_t pid, const void *addr, void *buf, size_t len);
+int tl_read_vm(pid_t pid, const void *addr, void *buf, size_t len);
+int tl_read_ptrace(pid_t pid, const void *addr, long *word);
+
+/* Open file descriptors of this process (counting /proc/self/fd). */
+int tl_count_fds(void);
+
+/* Deterministic pattern from a seed; check returns 1 when it matches. */
+void tl_fill(void *p, size_t len, uint64_t seed);
+int tl_check(const void *p, size_t len, uint64_t seed);
+/* 1 if needle occurs in hay. */
+int tl_contains(const void *hay, size_t haylen, const void *needle, size_t nlen);
+
+/* Path of a built artifact: $SECRETMEM_BUILD/name (default build/). */
+const char *tl_build_path(const char *name);
+
+#endif
