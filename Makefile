@@ -59,7 +59,7 @@ PRELOAD := $(BUILD)/libsecretmem-preload.so
 all: $(SHLIB) $(BUILD)/libsecretmem.so $(STLIB) $(BUILD)/secretmem.pc $(CLI) \
 	$(if $(PRELOAD_SRC),$(PRELOAD)) $(EXAMPLE_BIN)
 
-$(BUILD)/obj/%.o: src/%.c include/secretmem.h src/internal.h
+$(BUILD)/obj/%.o: src/%.c include/secretmem.h $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 

@@ -1,24 +1,110 @@
 /*
- * alloc.c - the public allocator API and the library's fork handling.
+ * alloc.c - the public allocator API: thread caches on top of the arenas of
+ * slab.c, statistics, options, trim, and the library's fork handling.
+ *
+ * Fast path (no lock, no atomic read-modify-write): malloc pops a slot from
+ * the calling thread's cache, checks it is still all zero and marks it live;
+ * free finds the slot through the lock-free radix map, checks it is live,
+ * zeroes it and pushes it on the cache.  Caches are refilled from and
+ * flushed to the thread's arena in batches, under that arena's lock.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <pthread.h>
-#include "internal.h"
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "annotate.h"
+#include "slab.h"
+
+struct tbin {
+	uint16_t count, cap;
+	struct slotref *slots;
+};
+
+struct tcache {
+	struct tcache *next, *prev; /* registry, under tc_lock */
+	struct arena *arena;
+	size_t mem_size;
+	long live, bytes;           /* written by the owner thread only */
+	struct tbin bins[SM_NCLASS];
+	struct slotref storage[];
+};
+
+static __thread struct tcache *tls_tc __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tcache tc_list = { &tc_list, &tc_list, NULL, 0, 0, 0, { { 0, 0, NULL } }, {} };
+static struct tcache *tc_free; /* memory of exited threads' caches */
+static unsigned next_arena;
+static atomic_long retired_live, retired_bytes; /* of exited threads */
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_key_t tc_key;
+static int init_error;
+static int release_idle;
+static atomic_long idle_live; /* live blocks, counted only with release_idle */
+
+/* Cache capacity per class: many small slots, few large ones; none at all
+ * with SECRETMEM_RELEASE_IDLE, whose promise needs every free slot back in
+ * its slab. */
+static uint16_t bin_cap(unsigned cls)
+{
+	if (release_idle)
+		return 0;
+	uint32_t size = sm_class_size[cls];
+	return size <= 256 ? 32 : size <= 2048 ? 16 : 4;
+}
+
+static void owner_add(long *field, long v)
+{
+	__atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+/* ---- fork ------------------------------------------------------------- */
 
 static void fork_prepare(void)
 {
+	pthread_mutex_lock(&tc_lock);
+	sm_slab_fork_prepare();
 	region_fork_prepare();
 }
 
 static void fork_parent(void)
 {
 	region_fork_parent();
+	sm_slab_fork_parent();
+	pthread_mutex_unlock(&tc_lock);
 }
 
 static void fork_child(void)
 {
-	region_fork_child((int)sm_option(SECRETMEM_OPT_FORK));
+	int policy = (int)sm_option(SECRETMEM_OPT_FORK);
+
+	region_fork_child(policy);
+	sm_slab_fork_child(policy == SECRETMEM_FORK_DROP);
+	if (policy == SECRETMEM_FORK_DROP) {
+		/* an empty heap: this thread's cache points into dropped pages,
+		 * and the other threads' caches died with their threads */
+		struct tcache *tc = tls_tc;
+		tc_list.next = tc_list.prev = &tc_list;
+		if (tc) {
+			for (unsigned c = 0; c < SM_NCLASS; c++)
+				tc->bins[c].count = 0;
+			tc->live = tc->bytes = 0;
+			tc->next = tc_list.next;
+			tc->prev = &tc_list;
+			tc_list.next->prev = tc;
+			tc_list.next = tc;
+		}
+		atomic_store(&retired_live, 0);
+		atomic_store(&retired_bytes, 0);
+		atomic_store(&idle_live, 0);
+	}
+	pthread_mutex_unlock(&tc_lock);
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
@@ -32,4 +118,405 @@ static void install_fork_handlers(void)
 void sm_fork_handlers_install(void)
 {
 	pthread_once(&fork_once, install_fork_handlers);
+}
+
+/* ---- thread caches ------------------------------------------------------- */
+
+static void flush(struct tcache *tc, unsigned cls, unsigned n)
+{
+	struct tbin *b = &tc->bins[cls];
+
+	if (n > b->count)
+		n = b->count;
+	/* the oldest entries, at the bottom, go back */
+	sm_arena_give(b->slots, n);
+	memmove(b->slots, b->slots + n, (b->count - n) * sizeof(*b->slots));
+	b->count = (uint16_t)(b->count - n);
+}
+
+static void flush_all(struct tcache *tc)
+{
+	for (unsigned c = 0; c < SM_NCLASS; c++)
+		flush(tc, c, tc->bins[c].count);
+}
+
+static void tcache_destroy(void *arg)
+{
+	struct tcache *tc = arg;
+
+	flush_all(tc);
+	pthread_mutex_lock(&tc_lock);
+	atomic_fetch_add(&retired_live, __atomic_load_n(&tc->live, __ATOMIC_RELAXED));
+	atomic_fetch_add(&retired_bytes, __atomic_load_n(&tc->bytes, __ATOMIC_RELAXED));
+	tc->prev->next = tc->next;
+	tc->next->prev = tc->prev;
+	tc->next = tc_free;
+	tc_free = tc;
+	pthread_mutex_unlock(&tc_lock);
+	tls_tc = NULL;
+}
+
+static void init(void)
+{
+	int rc = sm_slab_init();
+
+	if (rc) {
+		init_error = -rc;
+		return;
+	}
+	sm_options_freeze();
+	release_idle = (int)sm_option(SECRETMEM_OPT_RELEASE_IDLE);
+	sm_fork_handlers_install();
+	if (pthread_key_create(&tc_key, tcache_destroy)) {
+		init_error = EAGAIN;
+		return;
+	}
+	size_t reserve = (size_t)sm_option(SECRETMEM_OPT_RESERVE);
+	if (reserve && sm_reserve(reserve))
+		sm_warn("SECRETMEM_RESERVE: could not fault in the reserve ",
+			"(memory-lock limit or memory); continuing without all of it", NULL);
+}
+
+static struct tcache *tcache_get(void)
+{
+	pthread_once(&init_once, init);
+	if (init_error) {
+		errno = init_error;
+		return NULL;
+	}
+	size_t entries = 0;
+	for (unsigned c = 0; c < SM_NCLASS; c++)
+		entries += bin_cap(c);
+	size_t size = sizeof(struct tcache) + entries * sizeof(struct slotref);
+	size_t ps = os_page_size();
+	size = (size + ps - 1) & ~(ps - 1);
+
+	pthread_mutex_lock(&tc_lock);
+	struct tcache *tc = tc_free;
+	if (tc)
+		tc_free = tc->next;
+	pthread_mutex_unlock(&tc_lock);
+	if (!tc) {
+		void *mem;
+		int rc = os_map_anon(size, &mem);
+		if (rc) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		tc = mem;
+	}
+	memset(tc, 0, sizeof(*tc));
+	tc->mem_size = size;
+	struct slotref *next = tc->storage;
+	for (unsigned c = 0; c < SM_NCLASS; c++) {
+		tc->bins[c].cap = bin_cap(c);
+		tc->bins[c].slots = next;
+		next += tc->bins[c].cap;
+	}
+	pthread_mutex_lock(&tc_lock);
+	tc->arena = sm_arena(next_arena++);
+	tc->next = tc_list.next;
+	tc->prev = &tc_list;
+	tc_list.next->prev = tc;
+	tc_list.next = tc;
+	pthread_mutex_unlock(&tc_lock);
+	pthread_setspecific(tc_key, tc);
+	tls_tc = tc;
+	return tc;
+}
+
+static int set_errno_from(int rc)
+{
+	errno = rc == -ENOSYS || rc == -EPERM ? -rc : ENOMEM;
+	return 0;
+}
+
+/* ---- malloc and free ------------------------------------------------------- */
+
+static void count_alloc(struct tcache *tc, long bytes)
+{
+	owner_add(&tc->live, 1);
+	owner_add(&tc->bytes, bytes);
+	if (release_idle)
+		atomic_fetch_add(&idle_live, 1);
+}
+
+static void count_free(struct tcache *tc, long bytes)
+{
+	owner_add(&tc->live, -1);
+	owner_add(&tc->bytes, -bytes);
+	if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
+		sm_release_unused(); /* only what holds no live block goes */
+}
+
+static void *malloc_large(struct tcache *tc, size_t size)
+{
+	void *p;
+	size_t usable;
+	int rc = sm_large_alloc(size, &p, &usable);
+
+	if (rc) {
+		set_errno_from(rc);
+		return NULL;
+	}
+	SM_VG_MALLOC(p, usable);
+	if (release_idle)
+		atomic_fetch_add(&idle_live, 1);
+	(void)tc;
+	return p;
+}
+
+SM_API void *secretmem_malloc(size_t size)
+{
+	struct tcache *tc = tls_tc;
+
+	if (SM_UNLIKELY(!tc)) {
+		tc = tcache_get();
+		if (!tc)
+			return NULL;
+	}
+	if (SM_UNLIKELY(size > SM_SMALL_MAX))
+		return malloc_large(tc, size);
+
+	unsigned cls = sm_size_class(size);
+	struct tbin *b = &tc->bins[cls];
+	struct slotref r;
+
+	if (SM_LIKELY(b->count)) {
+		r = b->slots[--b->count];
+	} else {
+		unsigned want = b->cap > 1 ? b->cap / 2u : 1u;
+		int got = sm_arena_take(tc->arena, cls, b->cap ? b->slots : &r, want);
+		if (got < 0) {
+			set_errno_from(got);
+			return NULL;
+		}
+		if (b->cap) {
+			b->count = (uint16_t)got;
+			r = b->slots[--b->count];
+		}
+	}
+	struct slab *s = r.slab;
+	unsigned idx = (unsigned)(((uint64_t)(r.p - s->start) * s->inv) >> 40);
+	SM_SHOW(r.p, s->size);
+	if (SM_UNLIKELY(!sm_is_zero(r.p, s->size)))
+		sm_fatal("freed block was modified (write after free)");
+	atomic_store_explicit((_Atomic uint8_t *)&s->state[idx], SLOT_LIVE, memory_order_relaxed);
+	SM_VG_MALLOC(r.p, s->size);
+	count_alloc(tc, s->size);
+	return r.p;
+}
+
+/* Classify p for free/realloc/usable_size: fatal unless a live block. */
+static void must_be_live(const void *p, struct blockref *ref)
+{
+	switch (sm_lookup(p, ref)) {
+	case LOOKUP_OK:
+		return;
+	case LOOKUP_NOT_LIVE:
+		sm_fatal("double free");
+	case LOOKUP_INTERIOR:
+		sm_fatal("invalid pointer (not the start of a block)");
+	default:
+		sm_fatal("invalid pointer (not allocated by secretmem)");
+	}
+}
+
+static void free_block(struct tcache *tc, void *p, const struct blockref *ref)
+{
+	if (ref->large) {
+		SM_VG_FREE(p);
+		sm_large_free(ref->large);
+		if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
+			sm_release_unused();
+		return;
+	}
+	struct slab *s = ref->slab;
+	uint8_t expected = SLOT_LIVE;
+	/* one atomic step: two threads freeing the same block cannot both win */
+	if (!atomic_compare_exchange_strong_explicit((_Atomic uint8_t *)&s->state[ref->idx], &expected,
+						     SLOT_CACHED, memory_order_relaxed, memory_order_relaxed))
+		sm_fatal("double free");
+	sm_zero(p, s->size);
+	SM_VG_FREE(p);
+	SM_POISON(p, s->size);
+
+	struct slotref r = { p, s };
+	struct tbin *b = &tc->bins[s->cls];
+	if (SM_UNLIKELY(!b->cap)) {
+		sm_arena_give(&r, 1);
+	} else {
+		if (SM_UNLIKELY(b->count == b->cap))
+			flush(tc, s->cls, b->cap / 2u);
+		b->slots[b->count++] = r;
+	}
+	count_free(tc, s->size);
+}
+
+SM_API void secretmem_free(void *p)
+{
+	struct blockref ref;
+
+	if (!p)
+		return;
+	must_be_live(p, &ref);
+	struct tcache *tc = tls_tc;
+	if (SM_UNLIKELY(!tc)) {
+		tc = tcache_get();
+		if (!tc) { /* cannot happen once a block exists: init succeeded */
+			sm_fatal("allocator not initialized");
+		}
+	}
+	free_block(tc, p, &ref);
+}
+
+SM_API void *secretmem_calloc(size_t nmemb, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(nmemb, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return secretmem_malloc(total); /* blocks are handed out zeroed */
+}
+
+SM_API void *secretmem_realloc(void *p, size_t size)
+{
+	struct blockref ref;
+
+	if (!p)
+		return secretmem_malloc(size);
+	must_be_live(p, &ref);
+	if (size == 0) {
+		secretmem_free(p);
+		return NULL;
+	}
+	size_t usable = ref.usable;
+	int keep;
+	if (ref.slab)
+		keep = size <= SM_SMALL_MAX && sm_size_class(size) == ref.slab->cls;
+	else
+		keep = size <= usable && size > SM_SMALL_MAX && size >= usable / 2;
+	if (keep) {
+		/* what the caller gave up must not stay behind */
+		if (size < usable)
+			sm_zero((unsigned char *)p + size, usable - size);
+		return p;
+	}
+	void *n = secretmem_malloc(size);
+	if (!n)
+		return NULL;
+	memcpy(n, p, size < usable ? size : usable);
+	secretmem_free(p);
+	return n;
+}
+
+SM_API char *secretmem_strndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *d = secretmem_malloc(len + 1);
+
+	if (!d)
+		return NULL;
+	memcpy(d, s, len);
+	d[len] = '\0';
+	return d;
+}
+
+SM_API char *secretmem_strdup(const char *s)
+{
+	return secretmem_strndup(s, SIZE_MAX);
+}
+
+SM_API size_t secretmem_usable_size(const void *p)
+{
+	struct blockref ref;
+
+	if (!p)
+		return 0;
+	must_be_live(p, &ref);
+	return ref.usable;
+}
+
+SM_API int secretmem_owns(const void *p)
+{
+	struct blockref ref;
+
+	return p && sm_lookup(p, &ref) == LOOKUP_OK;
+}
+
+SM_API long secretmem_trim(void)
+{
+	pthread_once(&init_once, init);
+	if (init_error)
+		return -init_error;
+	if (tls_tc)
+		flush_all(tls_tc);
+	size_t freed = sm_release_unused();
+	return freed > (size_t)LONG_MAX ? LONG_MAX : (long)freed;
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+/* CAP_IPC_LOCK in the effective set, and VmLck, from /proc/self/status. */
+static void read_status(int *cap_ipc_lock, size_t *vmlck)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+
+	*cap_ipc_lock = 0;
+	*vmlck = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "CapEff:", 7) == 0)
+			*cap_ipc_lock = (int)((strtoull(line + 7, NULL, 16) >> 14) & 1); /* CAP_IPC_LOCK */
+		else if (strncmp(line, "VmLck:", 6) == 0)
+			*vmlck = (size_t)strtoull(line + 6, NULL, 10) * 1024;
+	}
+	fclose(f);
+}
+
+SM_API int secretmem_stats(struct secretmem_stats *st)
+{
+	struct sm_counters c;
+	struct rlimit rl;
+	int saved = errno;
+
+	if (!st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	pthread_once(&init_once, init);
+	long live = atomic_load(&retired_live), bytes = atomic_load(&retired_bytes);
+	pthread_mutex_lock(&tc_lock);
+	for (struct tcache *tc = tc_list.next; tc != &tc_list; tc = tc->next) {
+		live += __atomic_load_n(&tc->live, __ATOMIC_RELAXED);
+		bytes += __atomic_load_n(&tc->bytes, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&tc_lock);
+	sm_counters_get(&c);
+	st->live_allocations = (size_t)(live > 0 ? live : 0) + c.large_live;
+	st->bytes_in_use = (size_t)(bytes > 0 ? bytes : 0) + c.large_bytes;
+	st->bytes_mapped = c.mapped_bytes;
+	st->pages_mapped = c.mapped_bytes / os_page_size();
+	st->pages_faulted = c.pages_faulted;
+	st->pages_released = c.pages_released;
+	st->regions = c.regions;
+	st->regions_created = c.regions_created;
+	st->backend = region_default_backend();
+
+	int cap;
+	size_t locked;
+	read_status(&cap, &locked);
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+		st->memlock_limit = rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : (size_t)rl.rlim_cur;
+		st->memlock_unlimited = rl.rlim_cur == RLIM_INFINITY || cap;
+	}
+	if (st->memlock_unlimited)
+		st->memlock_left = SIZE_MAX;
+	else
+		st->memlock_left = st->memlock_limit > locked ? st->memlock_limit - locked : 0;
+	errno = saved;
+	return 0;
 }

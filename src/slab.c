@@ -1,0 +1,863 @@
+/*
+ * slab.c - size classes, chunks, slabs, arenas and large blocks; see slab.h.
+ *
+ * Locks, always taken in this order:
+ *   arena locks (by index)  ->  large_lock  ->  pages_lock  ->  meta_lock,
+ *   radix_lock, and the region layer's list lock inside region_create/destroy.
+ * The fast paths of alloc.c take none of them: they use a thread cache and
+ * the lock-free radix map, and touch a slot's state byte only while they own
+ * the slot.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include "annotate.h"
+#include "slab.h"
+
+/* ---- size classes ------------------------------------------------------ */
+
+/*
+ * Exact steps of 4 bytes up to 32 and then four classes per power of two:
+ * the worst internal waste for a request of 16 bytes or more is under 25 %
+ * (17 -> 20 wastes 15 %, 33 -> 40 17.5 %, 129 -> 160 19.4 %).
+ */
+const uint32_t sm_class_size[SM_NCLASS] = {
+	16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128,
+	160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024,
+	1280, 1536, 1792, 2048, 2560, 3072, 3584, 4096,
+	5120, 6144, 7168, 8192, 10240, 12288, 14336, 16384,
+};
+_Static_assert(sizeof(sm_class_size) / sizeof(sm_class_size[0]) == SM_NCLASS, "class table");
+
+/* size -> class: by 4-byte steps up to 1024, 256-byte steps to 16 KiB */
+static uint8_t class_by4[1024 / 4 + 1];
+static uint8_t class_by256[SM_SMALL_MAX / 256 + 1];
+static uint16_t slab_pages[SM_NCLASS], slab_slots[SM_NCLASS];
+
+unsigned sm_size_class(size_t size)
+{
+	if (size <= 1024)
+		return class_by4[(size + 3) >> 2];
+	return class_by256[(size + 255) >> 8];
+}
+
+static void init_classes(size_t ps)
+{
+	unsigned c = 0;
+
+	for (size_t i = 0; i <= 1024 / 4; i++) {
+		while (sm_class_size[c] < i * 4)
+			c++;
+		class_by4[i] = (uint8_t)c;
+	}
+	c = 0;
+	for (size_t i = 0; i <= SM_SMALL_MAX / 256; i++) {
+		while (sm_class_size[c] < i * 256)
+			c++;
+		class_by256[i] = (uint8_t)c;
+	}
+	/* the fewest pages (1..8) whose tail waste is at most 1/8 of the slab,
+	 * else the least wasteful of them */
+	for (c = 0; c < SM_NCLASS; c++) {
+		size_t best = 1, best_waste = SIZE_MAX;
+		for (size_t n = 1; n <= 8; n++) {
+			size_t bytes = n * ps, slots = bytes / sm_class_size[c];
+			if (slots == 0 || slots > UINT16_MAX)
+				continue;
+			size_t waste = bytes - slots * sm_class_size[c];
+			if (waste * 8 <= bytes) {
+				best = n;
+				break;
+			}
+			if (waste * 1000 / bytes < best_waste) {
+				best_waste = waste * 1000 / bytes;
+				best = n;
+			}
+		}
+		slab_pages[c] = (uint16_t)best;
+		slab_slots[c] = (uint16_t)(best * ps / sm_class_size[c]);
+	}
+}
+
+/* ---- zeroing ----------------------------------------------------------- */
+
+void sm_zero(void *p, size_t len)
+{
+	memset(p, 0, len);
+	__asm__ __volatile__("" : : "r"(p) : "memory"); /* not a dead store */
+}
+
+int sm_is_zero(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	uint64_t acc = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+		memcpy(&w, b + i, 8);
+		acc |= w;
+	}
+	for (; i < len; i++)
+		acc |= b[i];
+	return acc == 0;
+}
+
+/* ---- metadata memory (ordinary anonymous memory) ----------------------- */
+
+#define META_BLOCK ((size_t)256 << 10)
+#define META_MIN_SHIFT 6 /* 64 bytes */
+#define META_NPOOLS 12   /* up to 128 KiB */
+
+static pthread_mutex_t meta_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *meta_free[META_NPOOLS];
+static unsigned char *meta_cur;
+static size_t meta_left;
+
+static unsigned meta_pool(size_t size)
+{
+	unsigned k = 0;
+
+	while (((size_t)1 << (k + META_MIN_SHIFT)) < size)
+		k++;
+	return k;
+}
+
+static void *meta_alloc(size_t size)
+{
+	unsigned k = meta_pool(size);
+	size_t sz = (size_t)1 << (k + META_MIN_SHIFT);
+	void *p = NULL;
+
+	if (k >= META_NPOOLS)
+		return NULL;
+	pthread_mutex_lock(&meta_lock);
+	if (meta_free[k]) {
+		p = meta_free[k];
+		meta_free[k] = *(void **)p;
+	} else {
+		if (meta_left < sz) {
+			void *blk;
+			if (os_map_anon(META_BLOCK, &blk) == 0) {
+				meta_cur = blk;
+				meta_left = META_BLOCK;
+			}
+		}
+		if (meta_left >= sz) {
+			p = meta_cur;
+			meta_cur += sz;
+			meta_left -= sz;
+		}
+	}
+	pthread_mutex_unlock(&meta_lock);
+	if (p)
+		memset(p, 0, sz);
+	return p;
+}
+
+static void meta_release(void *p, size_t size)
+{
+	unsigned k = meta_pool(size);
+
+	pthread_mutex_lock(&meta_lock);
+	*(void **)p = meta_free[k];
+	meta_free[k] = p;
+	pthread_mutex_unlock(&meta_lock);
+}
+
+/* ---- radix map: 2 MiB granule -> owner ---------------------------------- */
+
+#define ADDR_BITS 47
+#define RADIX_L2_BITS 13
+#define RADIX_L1_SIZE ((size_t)1 << (ADDR_BITS - SM_GRANULE_SHIFT - RADIX_L2_BITS))
+#define RADIX_L2_SIZE ((size_t)1 << RADIX_L2_BITS)
+
+enum { OWNER_CHUNK = 1, OWNER_LARGE = 2 };
+
+struct owner {
+	int kind;
+};
+
+struct chunk {
+	struct owner own;
+	struct chunk *next, *prev;
+	struct region reg;
+	uint32_t npages, used_pages;
+	uint64_t pagemap[SM_CHUNK_MAX_PAGES / 64]; /* bit set: page in a slab */
+	struct slab *_Atomic page_slab[SM_CHUNK_MAX_PAGES];
+};
+
+struct large {
+	struct owner own;
+	int state; /* SLOT_LIVE or SLOT_CACHED */
+	struct large *next;
+	struct region reg;
+	unsigned char *ptr;
+	size_t usable;
+};
+
+static struct owner *_Atomic *_Atomic radix[RADIX_L1_SIZE];
+static pthread_mutex_t radix_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct owner *radix_get(uintptr_t a)
+{
+	if (a >> ADDR_BITS)
+		return NULL;
+	size_t g = a >> SM_GRANULE_SHIFT;
+	struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> RADIX_L2_BITS], memory_order_acquire);
+	if (!leaf)
+		return NULL;
+	return atomic_load_explicit(&leaf[g & (RADIX_L2_SIZE - 1)], memory_order_acquire);
+}
+
+/* Point every granule of [start, start+len) at o (NULL to clear). */
+static int radix_set(uintptr_t start, size_t len, struct owner *o)
+{
+	int rc = 0;
+
+	if ((start + len - 1) >> ADDR_BITS)
+		return -ENOMEM; /* beyond the 47-bit user space we index */
+	pthread_mutex_lock(&radix_lock);
+	for (uintptr_t a = start; a < start + len; a += SM_GRANULE) {
+		size_t g = a >> SM_GRANULE_SHIFT;
+		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> RADIX_L2_BITS], memory_order_relaxed);
+		if (!leaf) {
+			void *mem;
+			if (!o)
+				continue;
+			rc = os_map_anon(RADIX_L2_SIZE * sizeof(*leaf), &mem);
+			if (rc)
+				break;
+			leaf = mem;
+			atomic_store_explicit(&radix[g >> RADIX_L2_BITS], leaf, memory_order_release);
+		}
+		atomic_store_explicit(&leaf[g & (RADIX_L2_SIZE - 1)], o, memory_order_release);
+	}
+	pthread_mutex_unlock(&radix_lock);
+	return rc;
+}
+
+static void radix_clear_all(void)
+{
+	for (size_t i = 0; i < RADIX_L1_SIZE; i++) {
+		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[i], memory_order_relaxed);
+		if (leaf)
+			for (size_t j = 0; j < RADIX_L2_SIZE; j++)
+				atomic_store_explicit(&leaf[j], NULL, memory_order_relaxed);
+	}
+}
+
+/* ---- counters ---------------------------------------------------------- */
+
+static struct {
+	atomic_size_t mapped_bytes, regions, regions_created, pages_faulted, pages_released;
+	atomic_size_t large_live, large_bytes;
+} ctr;
+
+void sm_counters_get(struct sm_counters *c)
+{
+	c->mapped_bytes = atomic_load(&ctr.mapped_bytes);
+	c->regions = atomic_load(&ctr.regions);
+	c->regions_created = atomic_load(&ctr.regions_created);
+	c->pages_faulted = atomic_load(&ctr.pages_faulted);
+	c->pages_released = atomic_load(&ctr.pages_released);
+	c->large_live = atomic_load(&ctr.large_live);
+	c->large_bytes = atomic_load(&ctr.large_bytes);
+}
+
+static size_t page_size, page_shift;
+
+/* Create a region for the allocator and count it. */
+static int new_region(struct region *r, size_t size, int populate, struct owner *o)
+{
+	int rc = region_create(r, size, SM_GRANULE, populate, 0);
+
+	if (rc)
+		return rc;
+	rc = radix_set(r->base, r->total, o);
+	if (rc) {
+		radix_set(r->base, r->total, NULL);
+		region_destroy(r);
+		return rc;
+	}
+	atomic_fetch_add(&ctr.mapped_bytes, r->size);
+	atomic_fetch_add(&ctr.regions, 1);
+	atomic_fetch_add(&ctr.regions_created, 1);
+	atomic_fetch_add(&ctr.pages_faulted, r->faulted >> page_shift);
+	return 0;
+}
+
+static void end_region(struct region *r)
+{
+	atomic_fetch_sub(&ctr.mapped_bytes, r->size);
+	atomic_fetch_sub(&ctr.regions, 1);
+	atomic_fetch_add(&ctr.pages_released, r->faulted >> page_shift);
+	radix_set(r->base, r->total, NULL);
+	SM_SHOW(r->data, r->faulted); /* region_destroy zeroizes it */
+	region_destroy(r);
+}
+
+static int fault_to(struct region *r, size_t upto)
+{
+	size_t before = r->faulted;
+	int rc = region_fault_to(r, upto);
+
+	if (!rc && r->faulted > before)
+		atomic_fetch_add(&ctr.pages_faulted, (r->faulted - before) >> page_shift);
+	return rc;
+}
+
+/* ---- chunks ------------------------------------------------------------ */
+
+#define FAULT_BATCH_PAGES 8
+#define FIRST_CHUNK_PAGES 16
+
+static pthread_mutex_t pages_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct chunk chunk_list = { .next = &chunk_list, .prev = &chunk_list };
+static size_t chunks_created;
+
+static size_t chunk_max_pages(void)
+{
+	size_t n = (SM_GRANULE >> page_shift) - 2; /* two guard pages */
+	return n < SM_CHUNK_MAX_PAGES ? n : SM_CHUNK_MAX_PAGES;
+}
+
+/* Under pages_lock: a new chunk of at least need pages.  Sizes grow
+ * 16, 32, ... pages up to a full granule, so a small program spends little
+ * of its memory-lock budget; a refusal halves the size down to need. */
+static int chunk_create(size_t need, int populate, struct chunk **out)
+{
+	size_t maxp = chunk_max_pages(), want = FIRST_CHUNK_PAGES;
+	int rc = -ENOMEM;
+
+	for (size_t i = 0; i < chunks_created && want < maxp; i++)
+		want *= 2;
+	if (want > maxp)
+		want = maxp;
+	if (want < need)
+		want = need;
+	struct chunk *c = meta_alloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->own.kind = OWNER_CHUNK;
+	for (;;) {
+		rc = new_region(&c->reg, want << page_shift, populate, &c->own);
+		if (rc != -ENOMEM || want == need)
+			break;
+		want = want / 2 > need ? want / 2 : need;
+	}
+	if (rc) {
+		meta_release(c, sizeof(*c));
+		return rc;
+	}
+	c->npages = (uint32_t)want;
+	c->next = &chunk_list;
+	c->prev = chunk_list.prev;
+	chunk_list.prev->next = c;
+	chunk_list.prev = c;
+	chunks_created++;
+	*out = c;
+	return 0;
+}
+
+static int page_used(const struct chunk *c, size_t i)
+{
+	return (int)((c->pagemap[i / 64] >> (i % 64)) & 1);
+}
+
+static void mark_pages(struct chunk *c, size_t first, size_t n, int used)
+{
+	for (size_t i = first; i < first + n; i++) {
+		if (used)
+			c->pagemap[i / 64] |= (uint64_t)1 << (i % 64);
+		else
+			c->pagemap[i / 64] &= ~((uint64_t)1 << (i % 64));
+	}
+	if (used)
+		c->used_pages += (uint32_t)n;
+	else
+		c->used_pages -= (uint32_t)n;
+}
+
+/* First fit of n free pages in c; returns the first page or -1. */
+static long find_pages(const struct chunk *c, size_t n)
+{
+	size_t run = 0;
+
+	if (c->npages - c->used_pages < n)
+		return -1;
+	for (size_t i = 0; i < c->npages; i++) {
+		if (page_used(c, i)) {
+			run = 0;
+			continue;
+		}
+		if (++run == n)
+			return (long)(i + 1 - n);
+	}
+	return -1;
+}
+
+/* Under pages_lock: n pages, faulted in. */
+static int take_pages(size_t n, struct chunk **outc, size_t *first)
+{
+	struct chunk *c;
+	long at = -1;
+	int rc;
+
+	for (c = chunk_list.next; c != &chunk_list; c = c->next) {
+		at = find_pages(c, n);
+		if (at >= 0)
+			break;
+	}
+	if (at < 0) {
+		rc = chunk_create(n, 0, &c);
+		if (rc)
+			return rc;
+		at = 0;
+	}
+	size_t end = ((size_t)at + n) << page_shift;
+	if (end > c->reg.faulted) {
+		/* a few pages ahead saves syscalls; exactly what is needed if
+		 * the memory-lock budget refuses the batch */
+		size_t batch = c->reg.faulted + ((size_t)FAULT_BATCH_PAGES << page_shift);
+		if (batch > c->reg.size)
+			batch = c->reg.size;
+		rc = fault_to(&c->reg, batch > end ? batch : end);
+		if (rc && batch > end)
+			rc = fault_to(&c->reg, end);
+		if (rc)
+			return rc;
+	}
+	mark_pages(c, (size_t)at, n, 1);
+	*outc = c;
+	*first = (size_t)at;
+	return 0;
+}
+
+int sm_reserve(size_t bytes)
+{
+	size_t pages = (bytes + page_size - 1) >> page_shift, maxp = chunk_max_pages();
+	int rc = 0;
+
+	pthread_mutex_lock(&pages_lock);
+	while (pages > 0 && !rc) {
+		size_t n = pages < maxp ? pages : maxp;
+		struct chunk *c;
+		rc = chunk_create(n, 0, &c);
+		if (!rc)
+			rc = fault_to(&c->reg, c->reg.size);
+		pages -= n < pages ? n : pages;
+	}
+	pthread_mutex_unlock(&pages_lock);
+	return rc;
+}
+
+/* ---- arenas and slabs ---------------------------------------------------- */
+
+#define NARENAS 8
+
+struct arena {
+	pthread_mutex_t lock;
+	struct slab *partial[SM_NCLASS]; /* slabs with FREE slots */
+	uint16_t nempty[SM_NCLASS];      /* empty slabs kept per class */
+} __attribute__((aligned(64)));
+
+static struct arena arenas[NARENAS];
+
+unsigned sm_narenas(void)
+{
+	return NARENAS;
+}
+
+struct arena *sm_arena(unsigned i)
+{
+	return &arenas[i % NARENAS];
+}
+
+static size_t slab_meta_size(unsigned nslots)
+{
+	return sizeof(struct slab) + ((nslots + 63) / 64) * 8 + nslots;
+}
+
+static void partial_add(struct arena *a, struct slab *s)
+{
+	s->prev = NULL;
+	s->next = a->partial[s->cls];
+	if (s->next)
+		s->next->prev = s;
+	a->partial[s->cls] = s;
+	s->on_partial = 1;
+}
+
+static void partial_del(struct arena *a, struct slab *s)
+{
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		a->partial[s->cls] = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	s->next = s->prev = NULL;
+	s->on_partial = 0;
+}
+
+/* Under a->lock. */
+static int slab_create(struct arena *a, unsigned cls, struct slab **out)
+{
+	unsigned nslots = slab_slots[cls], npages = slab_pages[cls];
+	struct slab *s = meta_alloc(slab_meta_size(nslots));
+	struct chunk *c;
+	size_t first;
+
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_lock(&pages_lock);
+	int rc = take_pages(npages, &c, &first);
+	if (!rc) {
+		s->arena = a;
+		s->chunk = c;
+		s->start = c->reg.data + (first << page_shift);
+		s->size = sm_class_size[cls];
+		s->inv = (((uint64_t)1 << 40) + s->size - 1) / s->size;
+		s->cls = (uint16_t)cls;
+		s->nslots = (uint16_t)nslots;
+		s->first_page = (uint16_t)first;
+		s->npages = (uint16_t)npages;
+		s->freemap = s->storage;
+		s->state = (uint8_t *)(s->storage + (nslots + 63) / 64);
+		for (unsigned i = 0; i < nslots; i++)
+			s->freemap[i / 64] |= (uint64_t)1 << (i % 64);
+		SM_HIDE(s->start, (size_t)npages << page_shift);
+		for (size_t i = 0; i < npages; i++)
+			atomic_store_explicit(&c->page_slab[first + i], s, memory_order_release);
+	}
+	pthread_mutex_unlock(&pages_lock);
+	if (rc) {
+		meta_release(s, slab_meta_size(nslots));
+		return rc;
+	}
+	partial_add(a, s);
+	*out = s;
+	return 0;
+}
+
+/* Under a->lock: an empty slab goes back to its chunk's pages.  Its slots
+ * are all zero, so the pages can carry any class next. */
+static void slab_destroy(struct arena *a, struct slab *s)
+{
+	struct chunk *c = s->chunk;
+
+	if (s->on_partial)
+		partial_del(a, s);
+	pthread_mutex_lock(&pages_lock);
+	for (size_t i = 0; i < s->npages; i++)
+		atomic_store_explicit(&c->page_slab[s->first_page + i], NULL, memory_order_release);
+	mark_pages(c, s->first_page, s->npages, 0);
+	pthread_mutex_unlock(&pages_lock);
+	meta_release(s, slab_meta_size(s->nslots));
+}
+
+int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want)
+{
+	unsigned got = 0;
+
+	pthread_mutex_lock(&a->lock);
+	while (got < want) {
+		struct slab *s = a->partial[cls];
+		if (!s) {
+			if (got)
+				break; /* enough for now: no new slab for a refill */
+			int rc = slab_create(a, cls, &s);
+			if (rc) {
+				pthread_mutex_unlock(&a->lock);
+				return rc;
+			}
+		}
+		if (s->nalloc == 0 && a->nempty[cls])
+			a->nempty[cls]--;
+		/* lowest addresses first: the hot part of a slab stays small */
+		for (unsigned w = 0; w < (s->nslots + 63u) / 64 && got < want; w++) {
+			while (s->freemap[w] && got < want) {
+				unsigned i = w * 64 + (unsigned)__builtin_ctzll(s->freemap[w]);
+				s->freemap[w] &= s->freemap[w] - 1;
+				atomic_store_explicit((_Atomic uint8_t *)&s->state[i], SLOT_CACHED, memory_order_relaxed);
+				s->nalloc++;
+				/* filled from the end so that the lowest is popped first */
+				out[want - 1 - got].p = s->start + (size_t)i * s->size;
+				out[want - 1 - got].slab = s;
+				got++;
+			}
+		}
+		if (s->nalloc == s->nslots)
+			partial_del(a, s);
+	}
+	pthread_mutex_unlock(&a->lock);
+	if (got < want)
+		memmove(out, out + (want - got), got * sizeof(*out));
+	return (int)got;
+}
+
+/* Under a->lock. */
+static void give_one(struct arena *a, const struct slotref *r)
+{
+	struct slab *s = r->slab;
+	unsigned i = (unsigned)(((uint64_t)(r->p - s->start) * s->inv) >> 40);
+
+	atomic_store_explicit((_Atomic uint8_t *)&s->state[i], SLOT_FREE, memory_order_relaxed);
+	s->freemap[i / 64] |= (uint64_t)1 << (i % 64);
+	if (!s->on_partial)
+		partial_add(a, s);
+	if (--s->nalloc == 0) {
+		/* keep one empty slab per class and arena against ping-pong */
+		if (a->nempty[s->cls] >= 1)
+			slab_destroy(a, s);
+		else
+			a->nempty[s->cls]++;
+	}
+}
+
+void sm_arena_give(const struct slotref *refs, unsigned n)
+{
+	struct arena *held = NULL;
+
+	for (unsigned k = 0; k < n; k++) {
+		struct arena *a = refs[k].slab->arena;
+		if (a != held) {
+			if (held)
+				pthread_mutex_unlock(&held->lock);
+			pthread_mutex_lock(&a->lock);
+			held = a;
+		}
+		give_one(a, &refs[k]);
+	}
+	if (held)
+		pthread_mutex_unlock(&held->lock);
+}
+
+/* ---- lookup -------------------------------------------------------------- */
+
+int sm_lookup(const void *p, struct blockref *ref)
+{
+	uintptr_t a = (uintptr_t)p;
+	struct owner *o = radix_get(a);
+
+	ref->slab = NULL;
+	ref->large = NULL;
+	if (!o)
+		return LOOKUP_FOREIGN;
+	if (o->kind == OWNER_LARGE) {
+		struct large *l = (struct large *)o;
+		if (a < (uintptr_t)l->reg.data || a >= (uintptr_t)l->reg.data + l->reg.size)
+			return LOOKUP_FOREIGN;
+		if (a != (uintptr_t)l->ptr)
+			return LOOKUP_INTERIOR;
+		ref->large = l;
+		ref->usable = l->usable;
+		return __atomic_load_n(&l->state, __ATOMIC_ACQUIRE) == SLOT_LIVE ? LOOKUP_OK : LOOKUP_NOT_LIVE;
+	}
+	struct chunk *c = (struct chunk *)o;
+	if (a < (uintptr_t)c->reg.data)
+		return LOOKUP_FOREIGN;
+	size_t pg = (a - (uintptr_t)c->reg.data) >> page_shift;
+	if (pg >= c->npages)
+		return LOOKUP_FOREIGN;
+	struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_acquire);
+	if (!s)
+		return LOOKUP_FOREIGN;
+	uint64_t off = a - (uintptr_t)s->start;
+	unsigned i = (unsigned)((off * s->inv) >> 40);
+	if ((uint64_t)i * s->size != off || i >= s->nslots)
+		return LOOKUP_INTERIOR;
+	ref->slab = s;
+	ref->idx = i;
+	ref->usable = s->size;
+	uint8_t st = atomic_load_explicit((_Atomic uint8_t *)&s->state[i], memory_order_relaxed);
+	return st == SLOT_LIVE ? LOOKUP_OK : LOOKUP_NOT_LIVE;
+}
+
+/* ---- large blocks ---------------------------------------------------------- */
+
+#define LARGE_CACHE_MAX 8
+#define LARGE_CACHE_BYTES ((size_t)4 << 20)
+
+static pthread_mutex_t large_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct large *large_cache;
+static size_t large_cached_n, large_cached_bytes;
+
+int sm_large_alloc(size_t size, void **out, size_t *usable)
+{
+	if (size > SIZE_MAX / 2)
+		return -ENOMEM;
+	size_t use = (size + 15) & ~(size_t)15;
+	size_t bytes = (use + page_size - 1) & ~(page_size - 1);
+	struct large *l = NULL;
+
+	pthread_mutex_lock(&large_lock);
+	for (struct large **pp = &large_cache; *pp; pp = &(*pp)->next) {
+		if ((*pp)->reg.size == bytes) {
+			l = *pp;
+			*pp = l->next;
+			large_cached_n--;
+			large_cached_bytes -= bytes;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&large_lock);
+	if (l) {
+		SM_SHOW(l->reg.data, l->reg.size);
+		if (!sm_is_zero(l->reg.data, l->reg.size))
+			sm_fatal("freed block was modified (write after free)");
+	} else {
+		l = meta_alloc(sizeof(*l));
+		if (!l)
+			return -ENOMEM;
+		l->own.kind = OWNER_LARGE;
+		int rc = new_region(&l->reg, bytes, 1, &l->own);
+		if (rc) {
+			meta_release(l, sizeof(*l));
+			return rc;
+		}
+	}
+	l->usable = use;
+	l->ptr = l->reg.data + l->reg.size - use; /* its end touches the guard */
+	SM_HIDE(l->reg.data, l->reg.size);
+	SM_UNPOISON(l->ptr, use);
+	__atomic_store_n(&l->state, SLOT_LIVE, __ATOMIC_RELEASE);
+	atomic_fetch_add(&ctr.large_live, 1);
+	atomic_fetch_add(&ctr.large_bytes, use);
+	*out = l->ptr;
+	*usable = use;
+	return 0;
+}
+
+void sm_large_free(struct large *l)
+{
+	int expected = SLOT_LIVE;
+
+	if (!__atomic_compare_exchange_n(&l->state, &expected, SLOT_CACHED, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		sm_fatal("double free");
+	atomic_fetch_sub(&ctr.large_live, 1);
+	atomic_fetch_sub(&ctr.large_bytes, l->usable);
+	SM_SHOW(l->reg.data, l->reg.size);
+	sm_zero(l->reg.data, l->reg.size);
+	SM_HIDE(l->reg.data, l->reg.size);
+	pthread_mutex_lock(&large_lock);
+	if (large_cached_n < LARGE_CACHE_MAX && large_cached_bytes + l->reg.size <= LARGE_CACHE_BYTES) {
+		l->next = large_cache;
+		large_cache = l;
+		large_cached_n++;
+		large_cached_bytes += l->reg.size;
+		l = NULL;
+	}
+	pthread_mutex_unlock(&large_lock);
+	if (l) {
+		end_region(&l->reg);
+		meta_release(l, sizeof(*l));
+	}
+}
+
+/* ---- release ------------------------------------------------------------ */
+
+size_t sm_release_unused(void)
+{
+	size_t freed = 0;
+
+	for (unsigned i = 0; i < NARENAS; i++) {
+		struct arena *a = &arenas[i];
+		pthread_mutex_lock(&a->lock);
+		for (unsigned c = 0; c < SM_NCLASS; c++) {
+			struct slab *s = a->partial[c], *next;
+			for (; s; s = next) {
+				next = s->next;
+				if (s->nalloc == 0) {
+					slab_destroy(a, s);
+					a->nempty[c]--;
+				}
+			}
+		}
+		pthread_mutex_unlock(&a->lock);
+	}
+	pthread_mutex_lock(&large_lock);
+	struct large *l = large_cache;
+	large_cache = NULL;
+	large_cached_n = 0;
+	large_cached_bytes = 0;
+	pthread_mutex_unlock(&large_lock);
+	while (l) {
+		struct large *next = l->next;
+		freed += l->reg.faulted;
+		end_region(&l->reg);
+		meta_release(l, sizeof(*l));
+		l = next;
+	}
+	pthread_mutex_lock(&pages_lock);
+	for (struct chunk *c = chunk_list.next, *next; c != &chunk_list; c = next) {
+		next = c->next;
+		if (c->used_pages)
+			continue;
+		c->prev->next = c->next;
+		c->next->prev = c->prev;
+		freed += c->reg.faulted;
+		end_region(&c->reg);
+		meta_release(c, sizeof(*c));
+	}
+	pthread_mutex_unlock(&pages_lock);
+	return freed;
+}
+
+/* ---- fork ---------------------------------------------------------------- */
+
+void sm_slab_fork_prepare(void)
+{
+	for (unsigned i = 0; i < NARENAS; i++)
+		pthread_mutex_lock(&arenas[i].lock);
+	pthread_mutex_lock(&large_lock);
+	pthread_mutex_lock(&pages_lock);
+	pthread_mutex_lock(&meta_lock);
+	pthread_mutex_lock(&radix_lock);
+}
+
+void sm_slab_fork_parent(void)
+{
+	pthread_mutex_unlock(&radix_lock);
+	pthread_mutex_unlock(&meta_lock);
+	pthread_mutex_unlock(&pages_lock);
+	pthread_mutex_unlock(&large_lock);
+	for (unsigned i = NARENAS; i-- > 0;)
+		pthread_mutex_unlock(&arenas[i].lock);
+}
+
+void sm_slab_fork_child(int drop)
+{
+	if (drop) {
+		/* the pages are gone (region layer); forget what was on them.
+		 * Their metadata is left behind: it is not worth walking. */
+		radix_clear_all();
+		for (unsigned i = 0; i < NARENAS; i++) {
+			memset(arenas[i].partial, 0, sizeof(arenas[i].partial));
+			memset(arenas[i].nempty, 0, sizeof(arenas[i].nempty));
+		}
+		chunk_list.next = chunk_list.prev = &chunk_list;
+		large_cache = NULL;
+		large_cached_n = large_cached_bytes = 0;
+		atomic_store(&ctr.mapped_bytes, 0);
+		atomic_store(&ctr.regions, 0);
+		atomic_store(&ctr.large_live, 0);
+		atomic_store(&ctr.large_bytes, 0);
+	}
+	/* the mutexes were taken by the forking thread, the only one here */
+	sm_slab_fork_parent();
+}
+
+int sm_slab_init(void)
+{
+	page_size = os_page_size();
+	page_shift = (size_t)__builtin_ctzl(page_size);
+	if (SM_GRANULE < 8 * page_size)
+		return -ENOSYS; /* pages too large for 2 MiB chunks */
+	for (unsigned i = 0; i < NARENAS; i++)
+		pthread_mutex_init(&arenas[i].lock, NULL);
+	init_classes(page_size);
+	return 0;
+}

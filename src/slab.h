@@ -1,0 +1,119 @@
+/*
+ * slab.h - size classes, chunks, slabs, arenas and large blocks: the layer
+ * between secret regions (region.c) and the public allocator (alloc.c).
+ *
+ * Memory layout:
+ *  - A chunk is one secret region (one memfd_secret file, closed at once) of
+ *    up to 2 MiB minus two guard pages, alone in a 2 MiB-aligned granule of
+ *    address space.  Its pages are faulted in lazily, from the kernel side,
+ *    a few at a time, and carved into slabs.
+ *  - A slab is a run of 1..8 pages of one chunk holding slots of one size
+ *    class.  Its metadata (slot states, free bitmap) lives in ordinary
+ *    memory, never next to a secret: every byte of a secret page is user data.
+ *  - A large block (> SM_SMALL_MAX) is a region of its own between guard
+ *    pages, the block's end touching the upper guard page.
+ *  - A radix map from 2 MiB granule to owner (chunk or large block) finds
+ *    the metadata of any pointer without a lock, and tells foreign pointers
+ *    from ours.
+ */
+#ifndef SECRETMEM_SLAB_H
+#define SECRETMEM_SLAB_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include "internal.h"
+
+#define SM_NCLASS 41
+#define SM_SMALL_MAX 16384u
+#define SM_GRANULE_SHIFT 21
+#define SM_GRANULE ((size_t)1 << SM_GRANULE_SHIFT)
+#define SM_CHUNK_MAX_PAGES 512 /* bound of the per-chunk page arrays */
+
+extern const uint32_t sm_class_size[SM_NCLASS];
+
+/* Slot states, kept out of line in the slab's metadata. */
+enum { SLOT_FREE = 0, SLOT_CACHED = 1, SLOT_LIVE = 2 };
+
+struct arena;
+struct chunk;
+
+struct slab {
+	struct slab *next, *prev; /* the arena's partial list of this class */
+	struct arena *arena;      /* whose lock guards the fields below     */
+	struct chunk *chunk;
+	unsigned char *start;     /* first slot, in secret memory           */
+	uint64_t inv;             /* ceil(2^40 / size): offset -> index     */
+	uint32_t size;            /* slot size (the class size)             */
+	uint16_t cls, nslots, nalloc, first_page, npages;
+	uint8_t on_partial;
+	uint64_t *freemap;        /* bit set: slot FREE and in the slab      */
+	uint8_t *state;           /* SLOT_*; written lock-free by its owner  */
+	uint64_t storage[];
+};
+
+/* A slot handed to or kept by a thread cache. */
+struct slotref {
+	unsigned char *p;
+	struct slab *slab;
+};
+
+/* Result of sm_lookup(). */
+enum lookup {
+	LOOKUP_OK = 0,       /* the start of a live block              */
+	LOOKUP_FOREIGN,      /* not in memory of this allocator        */
+	LOOKUP_INTERIOR,     /* ours, but not the start of a block     */
+	LOOKUP_NOT_LIVE,     /* the start of a block that is free      */
+};
+
+struct blockref {
+	struct slab *slab;   /* small block, or NULL                   */
+	struct large *large; /* large block, or NULL                   */
+	unsigned idx;        /* slot index in slab                     */
+	size_t usable;
+};
+
+/* Allocator-wide counters (slow paths only). */
+struct sm_counters {
+	size_t mapped_bytes, regions, regions_created, pages_faulted, pages_released;
+	size_t large_live, large_bytes;
+};
+
+int sm_slab_init(void);
+unsigned sm_size_class(size_t size); /* size <= SM_SMALL_MAX */
+unsigned sm_narenas(void);
+struct arena *sm_arena(unsigned i);
+
+/* Classify p; never fatal. */
+int sm_lookup(const void *p, struct blockref *ref);
+
+/*
+ * Take up to want FREE slots of class cls from arena a (creating a slab, and
+ * a chunk, if needed), mark them CACHED and store them in out.  Returns the
+ * number taken (>= 1) or -ENOMEM/-ENOSYS/-EPERM.
+ */
+int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want);
+/* Give CACHED slots (already zeroed) back to their slabs as FREE. */
+void sm_arena_give(const struct slotref *refs, unsigned n);
+
+/* Large blocks: usable = round_up(size, 16). NULL-free: 0 or -errno. */
+int sm_large_alloc(size_t size, void **out, size_t *usable);
+/* p must be a live large block (checked by the caller via sm_lookup). */
+void sm_large_free(struct large *l);
+
+/* Fault in at least bytes of chunk pages now (SECRETMEM_RESERVE). */
+int sm_reserve(size_t bytes);
+/* Release empty slabs, empty chunks and cached large blocks; bytes freed.
+ * everything: also the one empty slab per class kept as hysteresis. */
+size_t sm_release_unused(void);
+void sm_counters_get(struct sm_counters *c);
+
+void sm_slab_fork_prepare(void);
+void sm_slab_fork_parent(void);
+/* In the child; drop: forget every chunk and block (pages already dropped). */
+void sm_slab_fork_child(int drop);
+
+/* Zero / check-zero helpers that the compiler may not elide. */
+void sm_zero(void *p, size_t len);
+int sm_is_zero(const void *p, size_t len);
+
+#endif
