@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -66,26 +67,65 @@ static void owner_add(long *field, long v)
 
 /* ---- fork ------------------------------------------------------------- */
 
+/*
+ * With the copy policy the child copies the secret pages in its fork handler,
+ * while they are still shared with the parent.  The parent's fork handler
+ * waits on this pipe until the child has its copy, so nothing the parent
+ * writes after fork() returns reaches the child.  (The parent's other
+ * threads are not stopped; what they write during the copy is a race of the
+ * program's own, and the child re-zeroes every slot it does not hold.)
+ */
+static int fork_pipe[2] = { -1, -1 };
+
 static void fork_prepare(void)
 {
+	int saved = errno;
+
 	pthread_mutex_lock(&tc_lock);
 	sm_slab_fork_prepare();
 	region_fork_prepare();
+	if (sm_option(SECRETMEM_OPT_FORK) != SECRETMEM_FORK_COPY || pipe2(fork_pipe, O_CLOEXEC) != 0)
+		fork_pipe[0] = fork_pipe[1] = -1;
+	errno = saved;
 }
 
 static void fork_parent(void)
 {
+	int saved = errno;
+
+	if (fork_pipe[0] >= 0) {
+		char c;
+		close(fork_pipe[1]);
+		/* one byte when the child has copied; EOF if it died (or if
+		 * fork failed: then no one else holds the write end) */
+		while (read(fork_pipe[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(fork_pipe[0]);
+	}
 	region_fork_parent();
 	sm_slab_fork_parent();
 	pthread_mutex_unlock(&tc_lock);
+	errno = saved;
 }
 
 static void fork_child(void)
 {
-	int policy = (int)sm_option(SECRETMEM_OPT_FORK);
+	int policy = (int)sm_option(SECRETMEM_OPT_FORK), saved = errno;
 
-	region_fork_child(policy);
-	sm_slab_fork_child(policy == SECRETMEM_FORK_DROP);
+	/* a region whose copy failed was dropped: the heap cannot trust its
+	 * chunks any more, so it starts empty as with the drop policy */
+	if (region_fork_child(policy) > 0 && policy == SECRETMEM_FORK_COPY)
+		policy = SECRETMEM_FORK_DROP;
+	if (policy != SECRETMEM_FORK_SHARE)
+		sm_slab_fork_child(policy == SECRETMEM_FORK_DROP);
+	else
+		sm_slab_fork_parent(); /* just unlock */
+	if (fork_pipe[1] >= 0) {
+		close(fork_pipe[0]);
+		ssize_t w = write(fork_pipe[1], "c", 1);
+		(void)w;
+		close(fork_pipe[1]);
+	}
 	if (policy == SECRETMEM_FORK_DROP) {
 		/* an empty heap: this thread's cache points into dropped pages,
 		 * and the other threads' caches died with their threads */
@@ -105,6 +145,7 @@ static void fork_child(void)
 		atomic_store(&idle_live, 0);
 	}
 	pthread_mutex_unlock(&tc_lock);
+	errno = saved;
 }
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;

@@ -69,6 +69,8 @@ long sm_inject_count(int op);
 int os_injected(int op);
 
 size_t os_page_size(void);
+/* Physical memory of the machine in bytes (SIZE_MAX if unknown). */
+size_t os_physical_memory(void);
 /* Anonymous PROT_NONE reservation of len bytes aligned to align (a power of
  * two, >= page size). */
 int os_reserve(size_t len, size_t align, void **out);
@@ -125,10 +127,14 @@ int region_protect(struct region *r, int access);
 int region_destroy(struct region *r);
 /* Backend new regions get now (after the probe and the REQUIRE option). */
 int region_default_backend(void);
-/* Fork handling of every registered region; policy is enum secretmem_fork_policy. */
+/*
+ * Fork handling of every registered region; policy is enum
+ * secretmem_fork_policy.  region_fork_child returns the number of regions
+ * it had to drop because their copy failed (copy policy).
+ */
 void region_fork_prepare(void);
 void region_fork_parent(void);
-void region_fork_child(int policy);
+int region_fork_child(int policy);
 /* Number of registered regions and their mapped bytes. */
 void region_totals(size_t *count, size_t *bytes);
 

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/sysinfo.h>
 #include <unistd.h>
 #include "internal.h"
 
@@ -83,6 +84,19 @@ size_t os_page_size(void)
 		atomic_store(&cached, ps);
 	}
 	return ps;
+}
+
+size_t os_physical_memory(void)
+{
+	struct sysinfo si;
+	int saved = errno;
+
+	if (sysinfo(&si) != 0) {
+		errno = saved;
+		return SIZE_MAX;
+	}
+	unsigned long long total = (unsigned long long)si.totalram * (si.mem_unit ? si.mem_unit : 1);
+	return total > SIZE_MAX ? SIZE_MAX : (size_t)total;
 }
 
 int os_reserve(size_t len, size_t align, void **out)

@@ -79,7 +79,7 @@ static int map_secret(struct region *r)
 	int fd = sm_memfd_secret();
 
 	if (fd < 0)
-		return fd;
+		return fd == -EACCES ? -EPERM : fd; /* an LSM's refusal */
 	int rc = os_truncate(fd, r->size);
 	if (!rc)
 		rc = os_map_shared_fixed(r->data, r->size, fd);
@@ -134,6 +134,10 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 	if (size == 0 || size > SIZE_MAX / 2)
 		return -EINVAL;
 	size = (size + ps - 1) & ~(ps - 1);
+	/* more than the machine has can only end in the OOM killer (root is
+	 * exempt from the memory-lock limit): refuse it here */
+	if (size > os_physical_memory())
+		return -ENOMEM;
 	if (align < ps)
 		align = ps;
 	size_t total = (size + 2 * ps + align - 1) & ~(align - 1);
@@ -264,8 +268,10 @@ static void drop(struct region *r)
 	r->faulted = 0;
 }
 
-void region_fork_child(int policy)
+int region_fork_child(int policy)
 {
+	int failed = 0;
+
 	/* single-threaded here; the lock was taken in prepare */
 	for (struct region *r = list_head.next; r != &list_head; r = r->next) {
 		if (r->dropped || policy == SECRETMEM_FORK_SHARE)
@@ -285,7 +291,9 @@ void region_fork_child(int policy)
 			/* never leave the child writing into the parent's secrets */
 			sm_warn("fork: could not copy secret memory into the child; its secrets are dropped", NULL, NULL);
 			drop(r);
+			failed++;
 		}
 	}
 	pthread_mutex_unlock(&list_lock);
+	return failed;
 }

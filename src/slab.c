@@ -828,8 +828,30 @@ void sm_slab_fork_parent(void)
 		pthread_mutex_unlock(&arenas[i].lock);
 }
 
+/* Zero every slot of the copied chunks that this process does not hold. */
+static void scrub_free_slots(void)
+{
+	for (struct chunk *c = chunk_list.next; c != &chunk_list; c = c->next) {
+		for (size_t pg = 0; pg < c->npages; pg++) {
+			struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_relaxed);
+			if (!s || s->first_page != pg)
+				continue;
+			for (unsigned i = 0; i < s->nslots; i++) {
+				if (s->state[i] == SLOT_LIVE)
+					continue;
+				unsigned char *p = s->start + (size_t)i * s->size;
+				SM_SHOW(p, s->size);
+				sm_zero(p, s->size);
+				SM_HIDE(p, s->size);
+			}
+		}
+	}
+}
+
 void sm_slab_fork_child(int drop)
 {
+	if (!drop)
+		scrub_free_slots();
 	if (drop) {
 		/* the pages are gone (region layer); forget what was on them.
 		 * Their metadata is left behind: it is not worth walking. */

@@ -109,7 +109,11 @@ void sm_counters_get(struct sm_counters *c);
 
 void sm_slab_fork_prepare(void);
 void sm_slab_fork_parent(void);
-/* In the child; drop: forget every chunk and block (pages already dropped). */
+/*
+ * In the child.  drop: forget every chunk and block (their pages are gone).
+ * Otherwise (copy): zero every slot that is not live, since the parent's
+ * other threads may have written to them while the pages were copied.
+ */
 void sm_slab_fork_child(int drop);
 
 /* Zero / check-zero helpers that the compiler may not elide. */
