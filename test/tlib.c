@@ -1,6 +1,11 @@
 /* tlib.c - helpers shared by the test programs; see tlib.h. */
+#ifndef _GNU_SOURCE /* the Makefile also passes -D_GNU_SOURCE */
 #define _GNU_SOURCE
+#endif
 #include <dirent.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -262,4 +267,475 @@ const char *tl_build_path(const char *name)
 
 	snprintf(buf, sizeof(buf), "%s/%s", b && *b ? b : "build", name);
 	return buf;
+}
+
+/* ---- added for the core tests (h1) ------------------------------------ */
+
+void tl_signal_default(int sig)
+{
+	/* the kernel's struct sigaction, all zero: SIG_DFL, no flags, empty
+	 * mask (the same layout-independent meaning on every architecture) */
+	unsigned long ksa[8] = { 0 };
+	sigset_t set;
+
+	syscall(SYS_rt_sigaction, sig, ksa, NULL, (size_t)(_NSIG / 8));
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
+int tl_maps_count(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	int n = 0, c;
+
+	if (!f)
+		return -errno;
+	while ((c = getc(f)) != EOF)
+		if (c == '\n')
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Find the mapping containing addr in a maps-format file; on success the
+ * stream is left just after its line. */
+static int find_mapping(FILE *f, uintptr_t a, char *line, size_t len)
+{
+	char buf[4096];
+
+	while (fgets(buf, sizeof(buf), f)) {
+		unsigned long lo, hi;
+		if (sscanf(buf, "%lx-%lx ", &lo, &hi) != 2)
+			continue; /* smaps field lines */
+		if (a >= lo && a < hi) {
+			buf[strcspn(buf, "\n")] = '\0';
+			if (line && len)
+				snprintf(line, len, "%s", buf);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int tl_maps_line(const void *addr, char *line, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return -errno;
+	int rc = find_mapping(f, (uintptr_t)addr, line, len);
+	fclose(f);
+	return rc;
+}
+
+int tl_has_vmflag(const void *addr, const char *flag)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char buf[4096];
+	int rc;
+
+	if (!f)
+		return -errno;
+	rc = find_mapping(f, (uintptr_t)addr, NULL, 0);
+	if (rc == 0) {
+		rc = -ENOENT;
+		while (fgets(buf, sizeof(buf), f)) {
+			if (strncmp(buf, "VmFlags:", 8) != 0)
+				continue;
+			rc = 0;
+			for (char *t = strtok(buf + 8, " \n"); t; t = strtok(NULL, " \n"))
+				if (strcmp(t, flag) == 0)
+					rc = 1;
+			break;
+		}
+	}
+	fclose(f);
+	return rc;
+}
+
+#define CORE_PATTERN "/proc/sys/kernel/core_pattern"
+
+static char core_saved[4096];
+static size_t core_saved_len;
+static volatile sig_atomic_t core_dirty;
+
+/* async-signal-safe: only open/write/close */
+static void core_restore(void)
+{
+	if (!core_dirty)
+		return;
+	int fd = open(CORE_PATTERN, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = core_saved_len ? write(fd, core_saved, core_saved_len) : write(fd, "\n", 1);
+		(void)n;
+		close(fd);
+	}
+	core_dirty = 0;
+}
+
+static void core_restore_on_signal(int sig)
+{
+	core_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	size_t len = strlen(text);
+	ssize_t n = write(fd, text, len);
+	int rc = n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
+	close(fd);
+	return rc;
+}
+
+int tl_core_dump(int (*fn)(void *), void *arg, char *path, size_t pathlen, int *status,
+		 char *why, size_t whylen)
+{
+	static int atexit_done;
+	char dir[] = "/tmp/secretmem-core.XXXXXX", pattern[128];
+	struct sigaction sa, old[3];
+	const int sigs[3] = { SIGTERM, SIGINT, SIGHUP };
+	int rc;
+
+	/* one test at a time may own core_pattern */
+	int lock = open("/tmp/secretmem-test-core_pattern.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+		rc = -errno;
+		snprintf(why, whylen, "cannot lock /tmp/secretmem-test-core_pattern.lock: %s", strerror(-rc));
+		if (lock >= 0)
+			close(lock);
+		return rc;
+	}
+	int fd = open(CORE_PATTERN, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, core_saved, sizeof(core_saved) - 1) : -1;
+	if (n < 0) {
+		rc = -errno;
+		snprintf(why, whylen, "cannot read %s: %s", CORE_PATTERN, strerror(-rc));
+		if (fd >= 0)
+			close(fd);
+		close(lock);
+		return rc;
+	}
+	close(fd);
+	core_saved[n] = '\0';
+	core_saved_len = strcspn(core_saved, "\n");
+	if (!mkdtemp(dir)) {
+		rc = -errno;
+		snprintf(why, whylen, "mkdtemp: %s", strerror(-rc));
+		close(lock);
+		return rc;
+	}
+	snprintf(pattern, sizeof(pattern), "%s/core.%%p", dir);
+
+	if (!atexit_done) {
+		atexit(core_restore);
+		atexit_done = 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = core_restore_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	core_dirty = 1;
+	rc = write_file(CORE_PATTERN, pattern);
+	if (rc) {
+		core_restore();
+		for (int i = 0; i < 3; i++)
+			sigaction(sigs[i], &old[i], NULL);
+		rmdir(dir);
+		close(lock);
+		snprintf(why, whylen, "cannot write %s (%s): not root, or a read-only /proc/sys",
+			 CORE_PATTERN, strerror(-rc));
+		return rc;
+	}
+
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+		if (setrlimit(RLIMIT_CORE, &rl) != 0)
+			_exit(120);
+		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+		/* dump every kind of mapping: only the library's own exclusion
+		 * may keep a page out of the core */
+		if (write_file("/proc/self/coredump_filter", "0x1ff") != 0)
+			_exit(121);
+		for (int i = 0; i < 3; i++)
+			signal(sigs[i], SIG_DFL);
+		tl_signal_default(SIGABRT);
+		tl_signal_default(SIGSEGV);
+		_exit(fn(arg));
+	}
+	int st = 0;
+	if (pid > 0)
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+	core_restore();
+	for (int i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	close(lock);
+	if (pid < 0)
+		TL_FAIL("fork: %s", strerror(errno));
+	*status = st;
+
+	snprintf(path, pathlen, "%s/core.%d", dir, (int)pid);
+	struct stat sb;
+	if (stat(path, &sb) != 0) {
+		/* core_uses_pid or another naming: any core file of this child */
+		DIR *d = opendir(dir);
+		char want[32];
+		int found = 0;
+		snprintf(want, sizeof(want), "core.%d", (int)pid);
+		for (struct dirent *e; d && (e = readdir(d));) {
+			if (strncmp(e->d_name, want, strlen(want)) == 0) {
+				snprintf(path, pathlen, "%s/%s", dir, e->d_name);
+				found = 1;
+				break;
+			}
+		}
+		if (d)
+			closedir(d);
+		if (!found) {
+			snprintf(why, whylen, "no core file in %s (child: %s)", dir, tl_status_str(st));
+			rmdir(dir);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+void tl_core_remove(const char *path)
+{
+	char dir[4096];
+
+	unlink(path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*slash = '\0';
+		rmdir(dir);
+	}
+}
+
+/* Streaming search: keeps the last nlen-1 bytes seen between chunks. */
+struct tl_scan {
+	unsigned char *buf;
+	size_t carry, nlen, cap;
+	const void *needle;
+	int found;
+};
+
+static void scan_feed(struct tl_scan *s, const unsigned char *p, size_t len, int zeros)
+{
+	while (len > 0 && !s->found) {
+		size_t room = s->cap - s->carry, take = len < room ? len : room;
+		if (zeros)
+			memset(s->buf + s->carry, 0, take);
+		else
+			memcpy(s->buf + s->carry, p, take);
+		size_t have = s->carry + take;
+		if (memmem(s->buf, have, s->needle, s->nlen))
+			s->found = 1;
+		size_t keep = s->nlen - 1 < have ? s->nlen - 1 : have;
+		memmove(s->buf, s->buf + have - keep, keep);
+		s->carry = keep;
+		if (!zeros)
+			p += take;
+		len -= take;
+	}
+}
+
+int tl_file_contains(const char *path, const void *needle, size_t nlen)
+{
+	enum { CHUNK = 1 << 20 };
+	struct stat sb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (nlen == 0) {
+		close(fd);
+		return 1;
+	}
+	if (fstat(fd, &sb) != 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	struct tl_scan s = { malloc(CHUNK + nlen), 0, nlen, CHUNK + nlen, needle, 0 };
+	unsigned char *chunk = malloc(CHUNK);
+	if (!s.buf || !chunk)
+		TL_FAIL("out of memory");
+	off_t pos = 0, end = sb.st_size;
+	int rc = 0;
+	while (pos < end && !s.found && !rc) {
+		off_t data = lseek(fd, pos, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			data = end; /* only a hole is left */
+		else if (data < 0)
+			data = pos; /* no SEEK_DATA here: read everything */
+		off_t hole = data < end ? lseek(fd, data, SEEK_HOLE) : end;
+		if (hole < 0 || hole > end)
+			hole = end;
+		if (data > pos) /* zeros of the hole; nlen of them stand for any run */
+			scan_feed(&s, NULL, (size_t)(data - pos) < nlen ? (size_t)(data - pos) : nlen, 1);
+		for (pos = data; pos < hole && !s.found;) {
+			size_t want = hole - pos < CHUNK ? (size_t)(hole - pos) : CHUNK;
+			ssize_t got = pread(fd, chunk, want, pos);
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got <= 0) {
+				rc = got < 0 ? -errno : -EIO;
+				break;
+			}
+			scan_feed(&s, chunk, (size_t)got, 0);
+			pos += got;
+		}
+	}
+	free(chunk);
+	free(s.buf);
+	close(fd);
+	return rc ? rc : s.found;
+}
+
+/* ---- added for the allocator tests (h7) ------------------------------- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TL_ASAN 1
+#endif
+#endif
+#ifdef TL_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define TL_VALGRIND_H 1
+#endif
+#endif
+
+void tl_unpoison(const void *p, size_t len)
+{
+#ifdef TL_ASAN
+	ASAN_UNPOISON_MEMORY_REGION(p, len);
+#endif
+#ifdef TL_VALGRIND_H
+	(void)VALGRIND_MAKE_MEM_DEFINED(p, len);
+#endif
+	(void)p;
+	(void)len;
+}
+
+void tl_no_core(void)
+{
+	struct rlimit rl = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &rl);
+}
+
+int tl_has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *s = text; (s = strstr(s, line)); s++)
+		if ((s == text || s[-1] == '\n') && (s[n] == '\n' || s[n] == '\0'))
+			return 1;
+	return 0;
+}
+
+struct fatal_call {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int fatal_child(void *arg)
+{
+	struct fatal_call *c = arg;
+
+	tl_no_core();
+	tl_signal_default(SIGABRT);
+	return c->fn(c->arg);
+}
+
+void tl_expect_fatal(const char *name, int (*fn)(void *), void *arg, const char *line)
+{
+	static char out[16384];
+	struct fatal_call c = { fn, arg };
+	int st = tl_run_child(fatal_child, &c, out, sizeof(out));
+
+	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGABRT || !tl_has_line(out, line))
+		TL_FAIL("%s: expected SIGABRT with the line \"%s\"; got %s, output:\n%s", name, line,
+			tl_status_str(st), out);
+	printf("ok: %s: SIGABRT, \"%s\"\n", name, line);
+}
+
+int tl_run_self(const char *self, const char *arg, const char *const *env, char *out, size_t outlen)
+{
+	int fds[2], status = 0;
+	size_t used = 0;
+
+	fflush(stdout);
+	fflush(stderr);
+	if (pipe(fds) != 0)
+		TL_FAIL("pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	if (pid < 0)
+		TL_FAIL("fork: %s", strerror(errno));
+	if (pid == 0) {
+		dup2(fds[1], STDERR_FILENO);
+		dup2(fds[1], STDOUT_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		for (size_t i = 0; env && env[i]; i++)
+			putenv(strdup(env[i]));
+		char *argv[3] = { strdup(self), strdup(arg), NULL };
+		execv(self, argv);
+		fprintf(stderr, "execv %s: %s\n", self, strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
+	for (;;) {
+		char tmp[512];
+		ssize_t n = read(fds[0], tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size_t take = (size_t)n;
+		if (take > outlen - 1 - used)
+			take = outlen - 1 - used;
+		memcpy(out + used, tmp, take);
+		used += take;
+	}
+	out[used] = '\0';
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			TL_FAIL("waitpid: %s", strerror(errno));
+	return status;
+}
+
+int tl_maps_has(const char *s)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int found = 0;
+
+	if (!f)
+		TL_FAIL("fopen /proc/self/maps: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, s))
+			found = 1;
+	fclose(f);
+	return found;
 }

@@ -84,4 +84,66 @@ int tl_contains(const void *hay, size_t haylen, const void *needle, size_t nlen)
 /* Path of a built artifact: $SECRETMEM_BUILD/name (default build/). */
 const char *tl_build_path(const char *name);
 
+/* ---- added for the core tests (h1) ------------------------------------ */
+
+/* Reset sig to SIG_DFL with the raw system call, so that a sanitizer's
+ * handler cannot turn the signal into an exit code. */
+void tl_signal_default(int sig);
+
+/* Lines of /proc/self/maps (the number of mappings); -errno on error. */
+int tl_maps_count(void);
+/* The /proc/self/maps line of the mapping containing addr, without the
+ * newline; 0, or -ENOENT when addr is not mapped. */
+int tl_maps_line(const void *addr, char *line, size_t len);
+/* 1 if the VmFlags of the mapping containing addr (/proc/self/smaps) list
+ * flag (two letters, e.g. "dd", "lo"), 0 if not, -errno on error. */
+int tl_has_vmflag(const void *addr, const char *flag);
+
+/*
+ * Run fn(arg) in a child that must dump core: RLIMIT_CORE unlimited, every
+ * mapping type in /proc/self/coredump_filter, SIGABRT/SIGSEGV at their
+ * default action, and /proc/sys/kernel/core_pattern pointed at a fresh
+ * directory under /tmp.  fn fills memory and abort()s.  The old core_pattern
+ * is restored before this returns (and on exit() or SIGTERM/SIGINT in the
+ * meantime); tests running at the same time are serialized with a lock file.
+ * Returns 0 with the core's path in path and the wait status in *status;
+ * -errno (with a reason in why) when core_pattern cannot be set here (the
+ * caller skips); -ENOENT when the child left no core (the caller fails).
+ * Remove the file with tl_core_remove().
+ */
+int tl_core_dump(int (*fn)(void *), void *arg, char *path, size_t pathlen, int *status,
+		 char *why, size_t whylen);
+/* Remove a core file made by tl_core_dump() and its directory. */
+void tl_core_remove(const char *path);
+/* 1 if the file contains needle, 0 if not, -errno on error.  Reads only the
+ * data parts of sparse files (SEEK_DATA), in chunks. */
+int tl_file_contains(const char *path, const void *needle, size_t nlen);
+
+/* ---- added for the allocator tests (h7) ------------------------------- */
+
+/*
+ * Make len bytes at p accessible again for a test that inspects or writes
+ * freed memory on purpose (unpoisons under AddressSanitizer, marks defined
+ * under valgrind); a no-op otherwise.
+ */
+void tl_unpoison(const void *p, size_t len);
+/* Core dumps off (RLIMIT_CORE 0), for a child that dies on purpose. */
+void tl_no_core(void);
+/* 1 if text contains line as a whole line (between newlines or the ends). */
+int tl_has_line(const char *text, const char *line);
+/*
+ * Run fn(arg) in a child (no core dump, SIGABRT at its default action),
+ * capturing its output; fail the test (with name, the status and the output)
+ * unless it dies of SIGABRT with the exact line on stderr.
+ */
+void tl_expect_fatal(const char *name, int (*fn)(void *), void *arg, const char *line);
+/*
+ * Run this test program again as "self arg" with extra environment entries
+ * ("NAME=value", NULL-terminated list), capturing stdout and stderr into out
+ * (NUL-terminated).  self is argv[0].  Returns the raw wait status.
+ */
+int tl_run_self(const char *self, const char *arg, const char *const *env, char *out, size_t outlen);
+/* 1 if a line of /proc/self/maps contains s, 0 if not. */
+int tl_maps_has(const char *s);
+
 #endif

@@ -1,30 +1,71 @@
 /*
- * secretmem - command-line tool.  Uses libsecretmem only through its public
- * API (include/secretmem.h).
+ * secretmem - command-line tool: `secretmem check` (can programs use secret
+ * memory here, and does the kernel behave as documented?) and `secretmem
+ * status` (which processes hold secret memory, and so block hibernation).
+ * See secretmem(1).  Uses libsecretmem only through include/secretmem.h.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 #include "secretmem.h"
+#include "cli.h"
 
-static int cmd_check(void)
+static void usage(FILE *out)
 {
-	int rc = secretmem_supported();
-	int backend = secretmem_default_backend();
+	fputs("usage: secretmem [--help] [--version] COMMAND [OPTIONS]\n"
+	      "\n"
+	      "Commands:\n"
+	      "  check [--json]   is secret memory (memfd_secret) usable here, and does the\n"
+	      "                   kernel behave as documented? Runs the conformance cases.\n"
+	      "  status [--json]  list the processes that hold secret memory (which keeps\n"
+	      "                   the machine from hibernating)\n"
+	      "  exec [--mode M] -- PROGRAM [ARGS...]\n"
+	      "                   run a program with libsecretmem's preload module\n"
+	      "  help             show this text\n"
+	      "\n"
+	      "Exit status of check: 0 usable and every case passed, 1 a case failed,\n"
+	      "2 secret memory not usable here; 64 usage error.  See secretmem(1).\n",
+	      out);
+}
 
-	if (rc == 0) {
-		printf("secret memory: usable (backend %s)\n", secretmem_backend_name(backend));
-		return 0;
-	}
-	printf("secret memory: not usable here: %s\n", strerror(-rc));
-	printf("new regions use backend: %s\n", secretmem_backend_name(backend));
-	return 2;
+/*
+ * The `exec` subcommand lives in exec.c when it is built; this weak default
+ * answers when it is not.
+ */
+__attribute__((weak)) int cmd_exec(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fputs("secretmem: exec: not built in this version\n", stderr);
+	return CLI_EXIT_UNAVAILABLE;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc == 2 && strcmp(argv[1], "check") == 0)
-		return cmd_check();
-	fprintf(stderr, "usage: secretmem check\n");
-	return 64;
+	const char *cmd;
+
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+		printf("secretmem %s\n", SECRETMEM_VERSION_STRING);
+		return CLI_EXIT_OK;
+	}
+	if (strcmp(cmd, "check") == 0)
+		return cmd_check(argc - 1, argv + 1);
+	if (strcmp(cmd, "status") == 0)
+		return cmd_status(argc - 1, argv + 1);
+	if (strcmp(cmd, "exec") == 0)
+		return cmd_exec(argc - 1, argv + 1);
+	if (strcmp(cmd, "internal-probe-fd") == 0)
+		return cmd_probe_fd(argc - 1, argv + 1);
+	fprintf(stderr, "secretmem: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return CLI_EXIT_USAGE;
 }

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Validate the --json output of the secretmem CLI (used by test/t_cli_*.c).
+
+  cli_json.py check FILE VERDICT
+      FILE holds `secretmem check --json`; every documented key is present
+      with the documented type, verdict == VERDICT ("usable"/"not usable"),
+      the summary matches the cases.
+  cli_json.py status FILE [+PID:MAPPED:RESIDENT:MAPPINGS:FDS:FILES[:COMMAND]]... [-PID]...
+      FILE holds `secretmem status --json`; +PID must be listed with those
+      values (COMMAND optional, compared after JSON decoding; may use \\xNN
+      escapes), -PID must not be listed.
+Exit 0 when valid, 1 otherwise (the reason on stderr).
+"""
+import json
+import sys
+
+STR = (str,)
+NUM = (int,)
+OPT_STR = (str, type(None))
+OPT_NUM = (int, type(None))
+BOOL = (bool,)
+
+CHECK_KEYS = {
+    "tool": STR, "version": STR, "command": STR, "verdict": STR, "usable": BOOL,
+    "reason": OPT_STR, "error": OPT_STR, "backend": STR, "fallback": BOOL,
+    "exit_status": NUM, "summary": (dict,), "cases": (list,), "environment": (dict,),
+}
+SUMMARY_KEYS = {"passed": NUM, "failed": NUM, "skipped": NUM}
+CASE_KEYS = {"name": STR, "checks": STR, "result": STR, "reason": STR}
+CASE_NAMES = ["flags", "fd", "size", "mmap", "locking", "memlock", "proc-mem",
+              "process-vm-readv", "ptrace", "o-direct", "vmsplice", "write",
+              "coredump", "fork", "exec", "hibernation"]
+ENV_KEYS = {
+    "kernel_release": STR, "architecture": STR, "syscall_number": OPT_NUM,
+    "secretmem_enable": OPT_STR, "seccomp_mode": OPT_NUM, "memlock_soft": OPT_NUM,
+    "memlock_hard": OPT_NUM, "cap_ipc_lock": BOOL, "memlock_regime": STR,
+    "hibernation": STR, "power_state": STR, "power_disk": OPT_STR,
+    "directmap_4k_kb": OPT_NUM, "directmap_2m_kb": OPT_NUM, "directmap_1g_kb": OPT_NUM,
+}
+STATUS_KEYS = {
+    "tool": STR, "version": STR, "command": STR, "processes": (list,),
+    "totals": (dict,), "scanned": NUM, "uninspected": NUM, "hibernation": (dict,),
+}
+PROC_KEYS = {
+    "pid": NUM, "command": STR, "user": STR, "uid": OPT_NUM, "mapped_bytes": NUM,
+    "resident_bytes": NUM, "mappings": NUM, "fds": NUM, "files": NUM,
+}
+TOTAL_KEYS = {"processes": NUM, "mapped_bytes": NUM, "resident_bytes": NUM,
+              "fds": NUM, "files": NUM}
+HIB_KEYS = {"state": STR, "blocking_processes": NUM, "power_state": STR}
+
+
+def die(msg):
+    sys.stderr.write("cli_json: %s\n" % msg)
+    sys.exit(1)
+
+
+def keys(obj, spec, where):
+    if not isinstance(obj, dict):
+        die("%s is not an object" % where)
+    for k, types in spec.items():
+        if k not in obj:
+            die("%s lacks key %r" % (where, k))
+        v = obj[k]
+        # bool is an int in Python: keep them apart
+        if isinstance(v, bool) and bool not in types:
+            die("%s.%s is a boolean" % (where, k))
+        if not isinstance(v, types):
+            die("%s.%s has type %s" % (where, k, type(v).__name__))
+    extra = set(obj) - set(spec)
+    if extra:
+        die("%s has undocumented keys %s" % (where, sorted(extra)))
+
+
+def check(doc, verdict):
+    keys(doc, CHECK_KEYS, "check")
+    if doc["tool"] != "secretmem" or doc["command"] != "check":
+        die("tool/command wrong")
+    if doc["verdict"] != verdict:
+        die("verdict %r, expected %r (reason: %s)" % (doc["verdict"], verdict, doc["reason"]))
+    if doc["usable"] != (verdict == "usable"):
+        die("usable disagrees with verdict")
+    if doc["usable"] and (doc["reason"] is not None or doc["error"] is not None):
+        die("usable, but reason/error set")
+    if not doc["usable"] and not doc["reason"]:
+        die("not usable without a reason")
+    if doc["backend"] not in ("secret", "fallback", "none"):
+        die("backend %r" % doc["backend"])
+    keys(doc["summary"], SUMMARY_KEYS, "summary")
+    names = []
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    for i, c in enumerate(doc["cases"]):
+        keys(c, CASE_KEYS, "cases[%d]" % i)
+        if c["result"] not in counts:
+            die("case %s result %r" % (c["name"], c["result"]))
+        if not c["reason"]:
+            die("case %s has no reason" % c["name"])
+        counts[c["result"]] += 1
+        names.append(c["name"])
+    if names != CASE_NAMES:
+        die("case names %s" % names)
+    s = doc["summary"]
+    if (s["passed"], s["failed"], s["skipped"]) != (counts["PASS"], counts["FAIL"], counts["SKIP"]):
+        die("summary %s does not match the cases %s" % (s, counts))
+    keys(doc["environment"], ENV_KEYS, "environment")
+    env = doc["environment"]
+    if env["hibernation"] not in ("available", "unavailable", "not supported"):
+        die("environment.hibernation %r" % env["hibernation"])
+    if env["memlock_regime"] not in ("mmap-time", "fault-time", "unknown"):
+        die("environment.memlock_regime %r" % env["memlock_regime"])
+    print("check json ok: %s, %s" % (doc["verdict"], s))
+
+
+def status(doc, specs):
+    keys(doc, STATUS_KEYS, "status")
+    if doc["tool"] != "secretmem" or doc["command"] != "status":
+        die("tool/command wrong")
+    by_pid = {}
+    for i, p in enumerate(doc["processes"]):
+        keys(p, PROC_KEYS, "processes[%d]" % i)
+        by_pid[p["pid"]] = p
+    keys(doc["totals"], TOTAL_KEYS, "totals")
+    keys(doc["hibernation"], HIB_KEYS, "hibernation")
+    t = doc["totals"]
+    if t["processes"] != len(doc["processes"]):
+        die("totals.processes %d != %d listed" % (t["processes"], len(doc["processes"])))
+    for k in ("mapped_bytes", "resident_bytes", "fds"):
+        if t[k] != sum(p[k] for p in doc["processes"]):
+            die("totals.%s is not the sum" % k)
+    if doc["hibernation"]["state"] not in ("available", "blocked", "unavailable", "not supported"):
+        die("hibernation.state %r" % doc["hibernation"]["state"])
+    for spec in specs:
+        if spec.startswith("-"):
+            pid = int(spec[1:])
+            if pid in by_pid:
+                die("pid %d is still listed: %s" % (pid, by_pid[pid]))
+            continue
+        parts = spec[1:].split(":", 6)
+        pid = int(parts[0])
+        if pid not in by_pid:
+            die("pid %d is not listed (listed: %s)" % (pid, sorted(by_pid)))
+        p = by_pid[pid]
+        want = dict(zip(("mapped_bytes", "resident_bytes", "mappings", "fds", "files"),
+                        (int(x) for x in parts[1:6])))
+        for k, v in want.items():
+            if p[k] != v:
+                die("pid %d: %s is %d, expected %d (%s)" % (pid, k, p[k], v, p))
+        if len(parts) > 6:
+            comm = parts[6].encode().decode("unicode_escape")
+            if p["command"] != comm:
+                die("pid %d: command %r, expected %r" % (pid, p["command"], comm))
+    print("status json ok: %d processes listed" % len(doc["processes"]))
+
+
+def main():
+    if len(sys.argv) < 3:
+        die("usage: cli_json.py check|status FILE ...")
+    with open(sys.argv[2], "rb") as f:
+        raw = f.read()
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        die("not valid JSON: %s" % e)
+    if sys.argv[1] == "check":
+        check(doc, sys.argv[3] if len(sys.argv) > 3 else "usable")
+    elif sys.argv[1] == "status":
+        status(doc, sys.argv[3:])
+    else:
+        die("unknown mode %r" % sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()

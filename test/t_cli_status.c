@@ -1,0 +1,115 @@
+/*
+ * t_cli_status.c - `secretmem status` lists a process that holds a secret
+ * region (by PID, with the region's size mapped and resident, guard pages
+ * not counted) and one that holds only an fd; after they exit it no longer
+ * lists them.  Checked in the text output and in --json (test/cli_json.py),
+ * with a process name that needs JSON escaping.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include "secretmem.h"
+#include "cli_run.h"
+
+#define REGION_PAGES 5
+/* quote, backslash, a control character, a tab and a byte that is not UTF-8 */
+#define ODD_NAME "a\"b\\c\x01\t\xff"
+
+static pid_t start_holder(int region, size_t size)
+{
+	int p[2];
+	char c = 0;
+
+	if (pipe(p) != 0)
+		TL_FAIL("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		TL_FAIL("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(p[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (region) {
+			struct secretmem_region *r = secretmem_region_create(size, SECRETMEM_REGION_REQUIRE_SECRET);
+			c = r ? 'r' : 'x';
+		} else {
+			prctl(PR_SET_NAME, ODD_NAME);
+			c = secretmem_memfd(0) >= 0 ? 'f' : 'x';
+		}
+		if (write(p[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1 || c == 'x')
+		TL_FAIL("the holder process could not create its secret memory");
+	close(p[0]);
+	return pid;
+}
+
+static int listed(const char *out, pid_t pid)
+{
+	char line[32];
+	snprintf(line, sizeof(line), "\n%-8d ", (int)pid);
+	return strstr(out, line) != NULL;
+}
+
+int main(void)
+{
+	static char out[1 << 20];
+	char *text[] = { NULL, "status", NULL };
+	char *json[] = { NULL, "status", "--json", NULL };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = REGION_PAGES * page;
+	char want_region[128], want_fd[128], gone_region[32], gone_fd[32], line[128];
+	int st;
+
+	tl_need_secretmem();
+	pid_t region = start_holder(1, size);
+	pid_t fdonly = start_holder(0, 0);
+
+	st = run_cli(text, out, sizeof(out), 0, NULL);
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status: %s", tl_status_str(st));
+	TL_CHECK(listed(out, region), "the region holder %d is not listed", (int)region);
+	TL_CHECK(listed(out, fdonly), "the fd holder %d is not listed", (int)fdonly);
+	snprintf(line, sizeof(line), "\n%-8d %-12s %12zu %12zu %5u %4u ", (int)region, "root", size, size, 1u, 0u);
+	if (geteuid() == 0)
+		TL_CHECK(strstr(out, line) != NULL, "the region holder's line is wrong (want '%s')", line + 1);
+	TL_CHECK(strstr(out, "\nhibernation: ") != NULL, "no hibernation line");
+	/* control bytes of a process name never reach the terminal raw */
+	TL_CHECK(strstr(out, " a\"b\\x5cc\\x01\\x09\\xff\n") != NULL,
+		 "the odd process name is not shown escaped");
+	TL_CHECK(strchr(out, '\x01') == NULL, "a control byte reached the output");
+
+	st = run_cli(json, out, sizeof(out), 0, NULL);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status --json: %s", tl_status_str(st));
+	/* +PID:mapped:resident:mappings:fds:files[:command] */
+	snprintf(want_region, sizeof(want_region), "+%d:%zu:%zu:1:0:1", (int)region, size, size);
+	snprintf(want_fd, sizeof(want_fd), "+%d:0:0:0:1:1:%s", (int)fdonly, "a\"b\\\\c\\x01\\t\\ufffd");
+	char *file = save_tmp(out);
+	char *py[] = { "python3", "test/cli_json.py", "status", file, want_region, want_fd, NULL };
+	int ok = json_ok(py);
+	unlink(file);
+	TL_CHECK(ok, "status --json rejected:\n%s", out);
+
+	kill(region, SIGKILL);
+	kill(fdonly, SIGKILL);
+	waitpid(region, &st, 0);
+	waitpid(fdonly, &st, 0);
+
+	st = run_cli(text, out, sizeof(out), 0, NULL);
+	printf("after exit:\n%s", out);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status: %s", tl_status_str(st));
+	TL_CHECK(!listed(out, region) && !listed(out, fdonly), "a holder is still listed after exit");
+	st = run_cli(json, out, sizeof(out), 0, NULL);
+	snprintf(gone_region, sizeof(gone_region), "-%d", (int)region);
+	snprintf(gone_fd, sizeof(gone_fd), "-%d", (int)fdonly);
+	file = save_tmp(out);
+	char *py2[] = { "python3", "test/cli_json.py", "status", file, gone_region, gone_fd, NULL };
+	ok = json_ok(py2);
+	unlink(file);
+	TL_CHECK(ok, "status --json after exit rejected:\n%s", out);
+	return TL_PASS;
+}

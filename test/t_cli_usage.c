@@ -1,0 +1,48 @@
+/*
+ * t_cli_usage.c - usage errors exit 64 with a usage text on stderr;
+ * --version prints SECRETMEM_VERSION_STRING; --help and `help` exit 0.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "secretmem.h"
+#include "cli_run.h"
+
+static void expect(char **args, int code, const char *text, const char *what)
+{
+	static char out[65536];
+	int st = run_cli(args, out, sizeof(out), 1, NULL);
+
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == code, "%s: %s, expected exit %d\n%s", what,
+		 tl_status_str(st), code, out);
+	if (text)
+		TL_CHECK(strstr(out, text) != NULL, "%s: output lacks '%s':\n%s", what, text, out);
+	printf("%s: exit %d ok\n", what, code);
+}
+
+int main(void)
+{
+	char *none[] = { NULL, NULL };
+	char *unknown[] = { NULL, "frobnicate", NULL };
+	char *bad_check[] = { NULL, "check", "--bogus", NULL };
+	char *bad_status[] = { NULL, "status", "extra", NULL };
+	char *bad_opt[] = { NULL, "--bogus", NULL };
+	char *version[] = { NULL, "--version", NULL };
+	char *help[] = { NULL, "--help", NULL };
+	char *help_cmd[] = { NULL, "help", NULL };
+	char *check_help[] = { NULL, "check", "--help", NULL };
+	char *status_help[] = { NULL, "status", "--help", NULL };
+	char want[64];
+
+	expect(none, 64, "usage: secretmem", "no command");
+	expect(unknown, 64, "unknown command", "unknown command");
+	expect(bad_opt, 64, "usage: secretmem", "unknown option");
+	expect(bad_check, 64, "usage: secretmem check", "check --bogus");
+	expect(bad_status, 64, "usage: secretmem status", "status extra");
+	snprintf(want, sizeof(want), "secretmem %s\n", SECRETMEM_VERSION_STRING);
+	expect(version, 0, want, "--version");
+	expect(help, 0, "status [--json]", "--help");
+	expect(help_cmd, 0, "check [--json]", "help");
+	expect(check_help, 0, "usage: secretmem check", "check --help");
+	expect(status_help, 0, "usage: secretmem status", "status --help");
+	return TL_PASS;
+}
