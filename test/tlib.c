@@ -374,8 +374,17 @@ static void core_restore(void)
 	core_dirty = 0;
 }
 
+static volatile pid_t core_child;
+static char core_dir[64];
+
 static void core_restore_on_signal(int sig)
 {
+	/* the child must not dump under the restored pattern */
+	if (core_child > 0) {
+		kill(core_child, SIGKILL);
+		waitpid(core_child, NULL, 0);
+		rmdir(core_dir);
+	}
 	core_restore();
 	signal(sig, SIG_DFL);
 	raise(sig);
@@ -432,6 +441,7 @@ int tl_core_dump(int (*fn)(void *), void *arg, char *path, size_t pathlen, int *
 		return rc;
 	}
 	snprintf(pattern, sizeof(pattern), "%s/core.%%p", dir);
+	snprintf(core_dir, sizeof(core_dir), "%s", dir);
 
 	if (!atexit_done) {
 		atexit(core_restore);
@@ -474,9 +484,11 @@ int tl_core_dump(int (*fn)(void *), void *arg, char *path, size_t pathlen, int *
 		_exit(fn(arg));
 	}
 	int st = 0;
+	core_child = pid;
 	if (pid > 0)
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
+	core_child = 0;
 	core_restore();
 	for (int i = 0; i < 3; i++)
 		sigaction(sigs[i], &old[i], NULL);

@@ -1,0 +1,112 @@
+/*
+ * t_alloc_memlock_inject - the newer kernels' fault-time memory-lock refusal,
+ * simulated by injection (OS_OP_FAULT_IN fails with EFAULT): allocations
+ * that need new pages fail with ENOMEM, blocks in pages already faulted still
+ * work and stay intact, freed slots are reused, and after disarming
+ * allocation works again.  A one-shot failure fails one allocation only.
+ */
+#include <errno.h>
+#include <string.h>
+#include "internal.h"
+#include "tlib.h"
+
+#define CAP 1000000
+
+static unsigned char *small[CAP];
+
+static void *mid[1000];
+
+/* Allocate n-byte blocks into mid[] until NULL; they are freed at the end. */
+static void fill_until_null(size_t n, int *count)
+{
+	for (*count = 0;; (*count)++) {
+		TL_CHECK(*count < 1000, "malloc(%zu) never refused with fault-in failing", n);
+		errno = 0;
+		mid[*count] = secretmem_malloc(n);
+		if (!mid[*count])
+			break;
+		TL_CHECK(secretmem_usable_size(mid[*count]) >= n, "usable");
+	}
+	TL_CHECK(errno == ENOMEM, "malloc(%zu) with fault-in failing: errno %d (%s), expected ENOMEM", n, errno,
+		 strerror(errno));
+}
+
+int main(void)
+{
+	tl_need_secretmem();
+
+	/* some blocks in faulted pages */
+	for (int i = 0; i < 100; i++) {
+		small[i] = secretmem_malloc(32);
+		TL_CHECK(small[i], "malloc: %s", strerror(errno));
+		tl_fill(small[i], 32, (uint64_t)i + 1);
+	}
+	unsigned char *big = secretmem_malloc(100000);
+	TL_CHECK(big, "malloc(100000): %s", strerror(errno));
+	tl_fill(big, 100000, 999);
+
+	/* one-shot: the next fault-in fails, one allocation fails, then it works */
+	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 0);
+	errno = 0;
+	void *x = secretmem_malloc(200000);
+	TL_CHECK(x == NULL && errno == ENOMEM, "one-shot fault-in failure: malloc(200000) = %p, errno %d", x, errno);
+	TL_CHECK(sm_inject_count(OS_OP_FAULT_IN) >= 1, "malloc(200000) did not fault pages in from the kernel side");
+	x = secretmem_malloc(200000);
+	TL_CHECK(x, "malloc(200000) after a one-shot failure: %s", strerror(errno));
+	secretmem_free(x);
+	printf("ok: one-shot fault-in failure fails one allocation\n");
+
+	/* persistent: the kernel refuses every new page */
+	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 1);
+	int n32, n5k;
+	long calls;
+	int k = 100;
+	/* 32-byte blocks: those in faulted pages succeed, then ENOMEM */
+	for (;; k++) {
+		TL_CHECK(k < CAP, "malloc(32) never refused with fault-in failing");
+		errno = 0;
+		small[k] = secretmem_malloc(32);
+		if (!small[k])
+			break;
+		tl_fill(small[k], 32, (uint64_t)k + 1);
+	}
+	TL_CHECK(errno == ENOMEM, "malloc(32) with fault-in failing: errno %d (%s)", errno, strerror(errno));
+	n32 = k - 100;
+	fill_until_null(5000, &n5k);
+	errno = 0;
+	TL_CHECK(secretmem_malloc(300000) == NULL && errno == ENOMEM, "malloc(300000) with fault-in failing: errno %d",
+		 errno);
+	calls = sm_inject_count(OS_OP_FAULT_IN);
+	TL_CHECK(calls >= 1, "no fault-in was attempted");
+	printf("with fault-in refused: %d more 32-byte and %d 5000-byte blocks fit in faulted pages, then ENOMEM "
+	       "(%ld refused fault-ins)\n",
+	       n32, n5k, calls);
+
+	/* existing blocks intact; a freed slot is reused with no new page */
+	for (int i = 0; i < k; i++)
+		TL_CHECK(tl_check(small[i], 32, (uint64_t)i + 1), "block %d changed", i);
+	TL_CHECK(tl_check(big, 100000, 999), "large block changed");
+	secretmem_free(small[0]);
+	small[0] = secretmem_malloc(32);
+	TL_CHECK(small[0], "malloc(32) into a freed slot with fault-in failing: %s", strerror(errno));
+	tl_fill(small[0], 32, 1);
+
+	/* disarmed: allocation works again */
+	sm_inject_fault(OS_OP_FAULT_IN, 0, 0, 0);
+	void *a = secretmem_malloc(32), *b = secretmem_malloc(5000), *c = secretmem_malloc(300000);
+	TL_CHECK(a && b && c, "after disarming: %p %p %p (%s)", a, b, c, strerror(errno));
+	for (int i = 0; i < k; i++)
+		TL_CHECK(tl_check(small[i], 32, (uint64_t)i + 1), "block %d changed", i);
+	secretmem_free(a);
+	secretmem_free(b);
+	secretmem_free(c);
+	for (int i = 0; i < k; i++)
+		secretmem_free(small[i]);
+	for (int i = 0; i < n5k; i++)
+		secretmem_free(mid[i]);
+	secretmem_free(big);
+	struct secretmem_stats st;
+	TL_CHECK(secretmem_stats(&st) == 0 && st.live_allocations == 0, "live blocks left: %zu", st.live_allocations);
+	printf("ok: fault-time refusal is ENOMEM, recovery after disarming\n");
+	return TL_PASS;
+}

@@ -1,0 +1,88 @@
+/*
+ * t_alloc_opt_reserve - SECRETMEM_RESERVE=1m faults 1 MiB at first use, after
+ * which 1,000 small allocations fault no page; the same through
+ * secretmem_set_option before first use; RESERVE is frozen once in use.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "secretmem.h"
+#include "tlib.h"
+
+static void *blk[1000];
+
+static int reserve_checks(size_t bytes)
+{
+	struct secretmem_stats s0, s1, s2;
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+
+	TL_CHECK(secretmem_get_option(SECRETMEM_OPT_RESERVE) == (long)bytes, "get_option(RESERVE) = %ld, expected %zu",
+		 secretmem_get_option(SECRETMEM_OPT_RESERVE), bytes);
+	TL_CHECK(secretmem_stats(&s0) == 0, "stats");
+	void *first = secretmem_malloc(32);
+	TL_CHECK(first, "first malloc: %s", strerror(errno));
+	TL_CHECK(secretmem_stats(&s1) == 0, "stats");
+	printf("reserve %zu: before first use %zu pages faulted, after the first malloc %zu\n", bytes,
+	       s0.pages_faulted, s1.pages_faulted);
+	TL_CHECK(s1.pages_faulted >= bytes / ps, "RESERVE=%zu: only %zu pages faulted after the first malloc", bytes,
+		 s1.pages_faulted);
+	TL_CHECK(secretmem_set_option(SECRETMEM_OPT_RESERVE, 0) == -EBUSY, "set_option(RESERVE) in use: not EBUSY");
+	/* 1,000 small blocks of mixed classes (under 512 KiB in all) */
+	for (int i = 0; i < 1000; i++) {
+		size_t n = 16 + (size_t)(i * 131) % 497;
+		blk[i] = secretmem_malloc(n);
+		TL_CHECK(blk[i], "malloc(%zu): %s", n, strerror(errno));
+		memset(blk[i], 0x33, n);
+	}
+	TL_CHECK(secretmem_stats(&s2) == 0, "stats");
+	TL_CHECK(s2.pages_faulted == s1.pages_faulted,
+		 "RESERVE=%zu: 1000 small allocations faulted %zu more pages", bytes, s2.pages_faulted - s1.pages_faulted);
+	for (int i = 0; i < 1000; i++)
+		secretmem_free(blk[i]);
+	secretmem_free(first);
+	printf("ok: reserve %zu: %zu pages faulted at first use, none after 1000 allocations\n", bytes,
+	       s1.pages_faulted);
+	return 0;
+}
+
+static int api_child(void *arg)
+{
+	(void)arg;
+	TL_CHECK(secretmem_set_option(SECRETMEM_OPT_RESERVE, 512 << 10) == 0, "set_option(RESERVE, 512k)");
+	return reserve_checks(512 << 10);
+}
+
+/* Without a reserve the first malloc faults only what it needs. */
+static int no_reserve_child(void *arg)
+{
+	struct secretmem_stats s;
+	(void)arg;
+	void *p = secretmem_malloc(32);
+	TL_CHECK(p && secretmem_stats(&s) == 0, "malloc");
+	printf("no reserve: %zu pages faulted after the first malloc\n", s.pages_faulted);
+	TL_CHECK(s.pages_faulted < 256, "no reserve: the first malloc faulted %zu pages", s.pages_faulted);
+	secretmem_free(p);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static char out[8192];
+
+	if (argc > 1 && strcmp(argv[1], "env") == 0)
+		return reserve_checks(1 << 20);
+	tl_need_secretmem();
+
+	const char *env[] = { "SECRETMEM_RESERVE=1m", NULL };
+	int st = tl_run_self(argv[0], "env", env, out, sizeof(out));
+	fputs(out, stdout);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SECRETMEM_RESERVE=1m: %s", tl_status_str(st));
+	TL_CHECK(!strstr(out, "warning"), "SECRETMEM_RESERVE=1m printed a warning");
+
+	st = tl_run_child(api_child, NULL, NULL, 0);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "set_option(RESERVE): %s", tl_status_str(st));
+	st = tl_run_child(no_reserve_child, NULL, NULL, 0);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "no reserve: %s", tl_status_str(st));
+	return TL_PASS;
+}
