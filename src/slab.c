@@ -694,14 +694,18 @@ int sm_large_alloc(size_t size, void **out, size_t *usable)
 	struct large *l = NULL;
 
 	pthread_mutex_lock(&large_lock);
+	/* the smallest cached run that fits and wastes at most a quarter */
+	struct large **best = NULL;
 	for (struct large **pp = &large_cache; *pp; pp = &(*pp)->next) {
-		if ((*pp)->reg.size == bytes) {
-			l = *pp;
-			*pp = l->next;
-			large_cached_n--;
-			large_cached_bytes -= bytes;
-			break;
-		}
+		size_t have = (*pp)->reg.size;
+		if (have >= bytes && have - bytes <= bytes / 4 && (!best || have < (*best)->reg.size))
+			best = pp;
+	}
+	if (best) {
+		l = *best;
+		*best = l->next;
+		large_cached_n--;
+		large_cached_bytes -= l->reg.size;
 	}
 	pthread_mutex_unlock(&large_lock);
 	if (l) {
@@ -848,11 +852,44 @@ static void scrub_free_slots(void)
 	}
 }
 
+/*
+ * Drop policy, before the heap is forgotten: tell valgrind that the blocks
+ * which went with the dropped pages are gone, or it reports each of them as
+ * a leak of the child.  (A no-op when not under valgrind.)
+ */
+static void forget_live_blocks(void)
+{
+#ifdef SM_VALGRIND
+	for (struct chunk *c = chunk_list.next; c != &chunk_list; c = c->next) {
+		for (size_t pg = 0; pg < c->npages; pg++) {
+			struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_relaxed);
+			if (!s || s->first_page != pg)
+				continue;
+			for (unsigned i = 0; i < s->nslots; i++)
+				if (s->state[i] == SLOT_LIVE)
+					SM_VG_FREE(s->start + (size_t)i * s->size);
+		}
+	}
+	for (size_t i = 0; i < RADIX_L1_SIZE; i++) {
+		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[i], memory_order_relaxed);
+		for (size_t j = 0; leaf && j < RADIX_L2_SIZE; j++) {
+			struct owner *o = atomic_load_explicit(&leaf[j], memory_order_relaxed);
+			struct large *l = (struct large *)o;
+			uintptr_t g = ((i << RADIX_L2_BITS) | j) << SM_GRANULE_SHIFT;
+			/* a large block spans several granules: count it once */
+			if (o && o->kind == OWNER_LARGE && l->state == SLOT_LIVE && (l->reg.base & ~(SM_GRANULE - 1)) == g)
+				SM_VG_FREE(l->ptr);
+		}
+	}
+#endif
+}
+
 void sm_slab_fork_child(int drop)
 {
 	if (!drop)
 		scrub_free_slots();
 	if (drop) {
+		forget_live_blocks();
 		/* the pages are gone (region layer); forget what was on them.
 		 * Their metadata is left behind: it is not worth walking. */
 		radix_clear_all();
