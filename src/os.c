@@ -127,29 +127,32 @@ int os_reserve(size_t len, size_t align, void **out)
 	return 0;
 }
 
-static int map_fixed(void *addr, size_t len, int prot, int flags, int fd)
+/* One mmap with the injection hook; the result in *out when out is set. */
+static int map(void *addr, size_t len, int prot, int flags, int fd, void **out)
 {
 	int saved = errno, rc = os_injected(OS_OP_MMAP);
 
 	if (rc)
 		return rc;
-	void *p = mmap(addr, len, prot, flags | MAP_FIXED, fd, 0);
+	void *p = mmap(addr, len, prot, flags, fd, 0);
 	if (p == MAP_FAILED) {
 		rc = neg_errno();
 		errno = saved;
 		return rc;
 	}
+	if (out)
+		*out = p;
 	return 0;
 }
 
 int os_map_shared_fixed(void *addr, size_t len, int fd)
 {
-	return map_fixed(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd);
+	return map(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, NULL);
 }
 
 int os_map_anon_fixed(void *addr, size_t len)
 {
-	return map_fixed(addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	return map(addr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, NULL);
 }
 
 int os_map_none_fixed(void *addr, size_t len)
@@ -166,34 +169,12 @@ int os_map_none_fixed(void *addr, size_t len)
 
 int os_map_shared(size_t len, int fd, void **out)
 {
-	int saved = errno, rc = os_injected(OS_OP_MMAP);
-
-	if (rc)
-		return rc;
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		rc = neg_errno();
-		errno = saved;
-		return rc;
-	}
-	*out = p;
-	return 0;
+	return map(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, out);
 }
 
 int os_map_anon(size_t len, void **out)
 {
-	int saved = errno, rc = os_injected(OS_OP_MMAP);
-
-	if (rc)
-		return rc;
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		rc = neg_errno();
-		errno = saved;
-		return rc;
-	}
-	*out = p;
-	return 0;
+	return map(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, out);
 }
 
 int os_remap_fixed(void *from, size_t len, void *to)

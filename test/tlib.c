@@ -58,6 +58,29 @@ int tl_under_valgrind(void)
 	return v && strcmp(v, "1") == 0;
 }
 
+/* Read fd to EOF into out (NUL-terminated, truncated to outlen), close it. */
+static void read_child_output(int fd, char *out, size_t outlen)
+{
+	size_t used = 0;
+
+	for (;;) {
+		char tmp[512];
+		ssize_t n = read(fd, tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size_t take = (size_t)n;
+		if (outlen && take > outlen - 1 - used)
+			take = outlen - 1 - used;
+		memcpy(out + used, tmp, take);
+		used += take;
+	}
+	if (outlen)
+		out[used] = '\0';
+	close(fd);
+}
+
 int tl_run_child(int (*fn)(void *), void *arg, char *out, size_t outlen)
 {
 	int fds[2] = { -1, -1 }, status = 0;
@@ -82,24 +105,8 @@ int tl_run_child(int (*fn)(void *), void *arg, char *out, size_t outlen)
 		_exit(rc);
 	}
 	if (out) {
-		size_t used = 0;
 		close(fds[1]);
-		for (;;) {
-			char tmp[512];
-			ssize_t n = read(fds[0], tmp, sizeof(tmp));
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			size_t take = (size_t)n;
-			if (outlen && take > outlen - 1 - used)
-				take = outlen - 1 - used;
-			memcpy(out + used, tmp, take);
-			used += take;
-		}
-		if (outlen)
-			out[used] = '\0';
-		close(fds[0]);
+		read_child_output(fds[0], out, outlen);
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
@@ -694,7 +701,6 @@ void tl_expect_fatal(const char *name, int (*fn)(void *), void *arg, const char 
 int tl_run_self(const char *self, const char *arg, const char *const *env, char *out, size_t outlen)
 {
 	int fds[2], status = 0;
-	size_t used = 0;
 
 	fflush(stdout);
 	fflush(stderr);
@@ -716,21 +722,7 @@ int tl_run_self(const char *self, const char *arg, const char *const *env, char 
 		_exit(127);
 	}
 	close(fds[1]);
-	for (;;) {
-		char tmp[512];
-		ssize_t n = read(fds[0], tmp, sizeof(tmp));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		size_t take = (size_t)n;
-		if (take > outlen - 1 - used)
-			take = outlen - 1 - used;
-		memcpy(out + used, tmp, take);
-		used += take;
-	}
-	out[used] = '\0';
-	close(fds[0]);
+	read_child_output(fds[0], out, outlen);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR)
 			TL_FAIL("waitpid: %s", strerror(errno));
