@@ -84,11 +84,10 @@ static int map_secret(struct region *r)
 	if (!rc)
 		rc = os_map_shared_fixed(r->data, r->size, fd);
 	close(fd); /* the mapping keeps the file alive */
-	/* kernels with mmap-time accounting refuse the map with EAGAIN at the
-	 * memory-lock limit: that is running out of memory for our callers */
-	if (rc == -EAGAIN)
-		rc = -ENOMEM;
-	return rc;
+	/* the file exists, so secret memory is available: whatever refused
+	 * the size or the map (EAGAIN at the memory-lock limit on kernels with
+	 * mmap-time accounting, ENOMEM, an LSM) leaves us out of memory */
+	return rc ? -ENOMEM : 0;
 }
 
 static int map_fallback(struct region *r)
@@ -96,7 +95,7 @@ static int map_fallback(struct region *r)
 	int rc = os_map_anon_fixed(r->data, r->size);
 
 	if (rc)
-		return rc == -EAGAIN ? -ENOMEM : rc;
+		return -ENOMEM;
 	/* one call per advice: OR-ing MADV_* values makes another advice */
 	os_advise(r->data, r->size, MADV_DONTDUMP);
 	return 0;
@@ -120,7 +119,7 @@ int region_fault_to(struct region *r, size_t upto)
 	else
 		rc = os_lock(from, len); /* mlock populates */
 	if (rc)
-		return rc == -EAGAIN || rc == -EPERM || rc == -EFAULT ? -ENOMEM : rc;
+		return -ENOMEM; /* EFAULT (refused charge), EAGAIN/EPERM (mlock limit) */
 	r->faulted = upto;
 	return 0;
 }
@@ -153,7 +152,7 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 	void *base;
 	rc = os_reserve(total, align, &base);
 	if (rc)
-		return rc == -EAGAIN ? -ENOMEM : rc;
+		return -ENOMEM; /* no address space, or a refused mmap */
 	r->base = (uintptr_t)base;
 	r->total = total;
 	r->size = size;

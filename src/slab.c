@@ -267,6 +267,8 @@ void sm_counters_get(struct sm_counters *c)
 }
 
 static size_t page_size, page_shift;
+/* smallest chunk (pages) refused for lack of memory since the last release */
+static atomic_size_t refused_pages = SIZE_MAX;
 
 /* Create a region for the allocator and count it. */
 static int new_region(struct region *r, size_t size, int populate, struct owner *o)
@@ -290,6 +292,7 @@ static int new_region(struct region *r, size_t size, int populate, struct owner 
 
 static void end_region(struct region *r)
 {
+	refused_pages = SIZE_MAX; /* budget came back: try any size again */
 	atomic_fetch_sub(&ctr.mapped_bytes, r->size);
 	atomic_fetch_sub(&ctr.regions, 1);
 	atomic_fetch_add(&ctr.pages_released, r->faulted >> page_shift);
@@ -335,6 +338,12 @@ static int chunk_create(size_t need, int populate, struct chunk **out)
 		want *= 2;
 	if (want > maxp)
 		want = maxp;
+	/* at the memory-lock limit every try costs half a dozen system
+	 * calls: start below the last refused size instead of halving down
+	 * to it again (need itself is always tried: the limit may have been
+	 * raised, or memory unlocked elsewhere) */
+	if (want >= refused_pages)
+		want = refused_pages / 2;
 	if (want < need)
 		want = need;
 	struct chunk *c = meta_alloc(sizeof(*c));
@@ -345,9 +354,12 @@ static int chunk_create(size_t need, int populate, struct chunk **out)
 		rc = new_region(&c->reg, want << page_shift, populate, &c->own);
 		if (rc != -ENOMEM || want == need)
 			break;
+		refused_pages = want;
 		want = want / 2 > need ? want / 2 : need;
 	}
 	if (rc) {
+		if (rc == -ENOMEM && want < refused_pages)
+			refused_pages = want;
 		meta_release(c, sizeof(*c));
 		return rc;
 	}
