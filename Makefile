@@ -95,8 +95,11 @@ $(BUILD)/obj/preload/%.o: preload/%.c include/secretmem.h $(wildcard preload/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(PRELOAD): $(PRELOAD_OBJ) $(LIB_OBJ)
-	$(CC) -shared -Wl,-z,defs $(ALL_LDFLAGS) -o $@ $(PRELOAD_OBJ) $(LIB_OBJ) -ldl
+# exports.map: only the OpenSSL/stdio interposers, not the library's own
+# secretmem_* (a program linking libsecretmem.so keeps its own allocator).
+$(PRELOAD): $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
+	$(CC) -shared -Wl,-z,defs -Wl,--version-script=preload/exports.map $(ALL_LDFLAGS) \
+		-o $@ $(PRELOAD_OBJ) $(LIB_OBJ) -ldl
 
 $(BUILD)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(@D)
