@@ -12,11 +12,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "annotate.h"
 #include "slab.h"
@@ -500,23 +502,37 @@ SM_API long secretmem_trim(void)
 
 /* ---- statistics ------------------------------------------------------------ */
 
-/* CAP_IPC_LOCK in the effective set, and VmLck, from /proc/self/status. */
-static void read_status(int *cap_ipc_lock, size_t *vmlck)
+/* CAP_IPC_LOCK in the effective set, by capget(2): no /proc read. */
+static int have_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	int saved = errno;
+
+	if (syscall(SYS_capget, &hdr, data) != 0) {
+		errno = saved;
+		return 0;
+	}
+	return (int)((data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1);
+}
+
+/* VmLck from /proc/self/status: read only when a limit applies. */
+static size_t read_vmlck(void)
 {
 	FILE *f = fopen("/proc/self/status", "re");
 	char line[256];
+	size_t vmlck = 0;
 
-	*cap_ipc_lock = 0;
-	*vmlck = 0;
 	if (!f)
-		return;
+		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "CapEff:", 7) == 0)
-			*cap_ipc_lock = (int)((strtoull(line + 7, NULL, 16) >> 14) & 1); /* CAP_IPC_LOCK */
-		else if (strncmp(line, "VmLck:", 6) == 0)
-			*vmlck = (size_t)strtoull(line + 6, NULL, 10) * 1024;
+		if (strncmp(line, "VmLck:", 6) == 0) {
+			vmlck = (size_t)strtoull(line + 6, NULL, 10) * 1024;
+			break;
+		}
 	}
 	fclose(f);
+	return vmlck;
 }
 
 SM_API int secretmem_stats(struct secretmem_stats *st)
@@ -547,17 +563,17 @@ SM_API int secretmem_stats(struct secretmem_stats *st)
 	st->regions_created = c.regions_created;
 	st->backend = region_default_backend();
 
-	int cap;
-	size_t locked;
-	read_status(&cap, &locked);
+	int cap = have_cap_ipc_lock();
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
 		st->memlock_limit = rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : (size_t)rl.rlim_cur;
 		st->memlock_unlimited = rl.rlim_cur == RLIM_INFINITY || cap;
 	}
-	if (st->memlock_unlimited)
+	if (st->memlock_unlimited) {
 		st->memlock_left = SIZE_MAX;
-	else
+	} else {
+		size_t locked = read_vmlck();
 		st->memlock_left = st->memlock_limit > locked ? st->memlock_limit - locked : 0;
+	}
 	errno = saved;
 	return 0;
 }
