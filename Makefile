@@ -111,7 +111,16 @@ $(BUILD)/test/%: test/%.c $(TEST_LIB_SRC) $(wildcard test/*.h) $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -Isrc -Itest $(ALL_LDFLAGS) -o $@ $< $(TEST_LIB_SRC) $(STLIB)
 
-check: all $(TEST_BIN)
+# With a clang that has libFuzzer, check also builds the fuzz target, and
+# test/t_rel_fuzz_run runs it for 60 s (SECRETMEM_FUZZ_SECONDS=n); FUZZ=0
+# leaves it out.  The probe compiles a stub, so only when check is a goal.
+FUZZ_CC ?= clang
+FUZZ ?= 1
+ifneq ($(filter check,$(MAKECMDGOALS)),)
+HAVE_FUZZ := $(if $(filter 1,$(FUZZ)),$(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return (int)(d == 0 && n); }\n' | \
+	$(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1 && echo 1))
+endif
+check: all $(TEST_BIN) $(if $(HAVE_FUZZ),fuzz)
 	SECRETMEM_BUILD=$(BUILD) VALGRIND=$(VALGRIND) sh test/run.sh $(TEST_BIN)
 
 # ---- benchmark (issue: allocator) ----------------------------------------
@@ -126,11 +135,11 @@ bench: $(BUILD)/bench/bench
 	$(BUILD)/bench/bench $(BENCH_ARGS)
 
 # ---- fuzzing (issue: reliability) ----------------------------------------
-FUZZ_CC ?= clang
 FUZZ_SRC := $(wildcard fuzz/*.c)
-$(BUILD)/fuzz/fuzz_alloc: $(FUZZ_SRC) $(LIB_SRC) include/secretmem.h src/internal.h
+# the sources define _GNU_SOURCE themselves
+$(BUILD)/fuzz/fuzz_alloc: $(FUZZ_SRC) $(LIB_SRC) include/secretmem.h $(wildcard src/*.h)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) -std=c11 -O1 -g -Iinclude -Isrc -pthread -D_GNU_SOURCE \
+	$(FUZZ_CC) -std=c11 -O1 -g -Iinclude -Isrc -pthread \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $(FUZZ_SRC) $(LIB_SRC)
 

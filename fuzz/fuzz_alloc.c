@@ -1,0 +1,547 @@
+/*
+ * fuzz_alloc.c - libFuzzer target for the secretmem allocator.
+ *
+ * The input is a program: every 4 bytes are one operation
+ *
+ *   byte 0  bits 0-3  operation (see enum below)
+ *           bits 4-5  size mode: tiny (0..32), small (0..1024), a size class
+ *                     boundary (class - 1, class, class + 1), any (0..64 KiB)
+ *           bits 6-7  a modifier (calloc element count, strndup limit...)
+ *   byte 1            slot (0..255): which of 256 block slots it acts on
+ *   byte 2-3          little-endian 16-bit size value, shaped by the mode
+ *
+ * on up to 256 live blocks.  Every block holds a pattern derived from its id
+ * (an 8-byte id tag, then a window of a fixed pseudo-random reference buffer
+ * chosen by the id) over its whole usable size.  After every operation the
+ * target checks every live block's pattern and the allocator's statistics
+ * (live_allocations equals the number of live blocks, bytes_in_use equals
+ * the sum of their usable sizes), and for each block usable >= requested and
+ * the documented alignment.  New blocks must be all zero.  At the end of an
+ * input every block is freed and the allocator must be back to zero.
+ *
+ * Any violation prints what went wrong and aborts, which libFuzzer reports
+ * as a crash; ASan and UBSan watch the allocator's own code.
+ *
+ * Build: make fuzz (clang -fsanitize=fuzzer,address,undefined).
+ * Run:   build/fuzz/fuzz_alloc -jobs=1 -max_total_time=60 <corpus copy> fuzz/corpus
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "secretmem.h"
+
+#define NSLOTS 256
+#define MAX_SIZE (64 * 1024)
+#define WINDOWS 4093 /* a prime: the number of distinct pattern windows */
+#define REF_LEN (MAX_SIZE + 16 + WINDOWS)
+#define TAG_MAGIC 0x5ec7e75ec7e7a11cull
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+enum fuzz_op {
+	OP_MALLOC,
+	OP_MALLOC2,
+	OP_CALLOC,
+	OP_FREE,
+	OP_FREE2,
+	OP_REALLOC,
+	OP_REALLOC2,
+	OP_STRDUP,
+	OP_TRIM,
+	OP_USABLE,
+	OP_HUGE,
+	OP_REFILL,
+	OP_REUSE,
+	OP_REALLOC0,
+	OP_OWNS,
+	OP_STATS,
+};
+
+struct block {
+	unsigned char *p;
+	size_t req;    /* size asked for */
+	size_t usable; /* secretmem_usable_size() at allocation */
+	uint64_t id;
+};
+
+static struct block slots[NSLOTS];
+static size_t nlive, live_bytes;
+static uint64_t next_id = 1;
+static unsigned char ref[REF_LEN];
+static int ref_ready;
+
+/* The size classes of the allocator (usable size of small blocks). */
+static const unsigned classes[] = {
+	16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224,
+	256, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 1792, 2048,
+	2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192, 10240, 12288, 14336,
+	16384,
+};
+#define NCLASSES (sizeof(classes) / sizeof(classes[0]))
+
+__attribute__((noreturn, format(printf, 1, 2))) static void die(const char *fmt, ...);
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fuzz_alloc: invariant violated: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+static void init_ref(void)
+{
+	uint64_t s = 0x243f6a8885a308d3ull;
+
+	for (size_t i = 0; i < REF_LEN; i++) {
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		ref[i] = (unsigned char)(s >> 56);
+	}
+	ref_ready = 1;
+}
+
+static const unsigned char *window(uint64_t id)
+{
+	return ref + (size_t)((id * 2654435761u) % WINDOWS);
+}
+
+/* Smallest usable size the allocator may give for n bytes. */
+static size_t expected_usable(size_t n)
+{
+	if (n <= classes[NCLASSES - 1]) {
+		for (size_t i = 0; i < NCLASSES; i++)
+			if (n <= classes[i])
+				return classes[i];
+	}
+	return (n + 15) & ~(size_t)15;
+}
+
+static size_t expected_align(size_t usable)
+{
+	size_t a = usable & (~usable + 1); /* largest power of two dividing it */
+	return a > 16 || a == 0 ? 16 : a;
+}
+
+static void fill(struct block *b)
+{
+	size_t n = b->usable;
+
+	if (n >= 8) {
+		uint64_t tag = b->id ^ TAG_MAGIC;
+		memcpy(b->p, &tag, 8);
+		memcpy(b->p + 8, window(b->id), n - 8);
+	} else {
+		memcpy(b->p, window(b->id), n);
+	}
+}
+
+static void check_block(const struct block *b, const char *when)
+{
+	size_t n = b->usable;
+	int bad;
+
+	if (n >= 8) {
+		uint64_t tag;
+		memcpy(&tag, b->p, 8);
+		bad = tag != (b->id ^ TAG_MAGIC) || memcmp(b->p + 8, window(b->id), n - 8) != 0;
+	} else {
+		bad = memcmp(b->p, window(b->id), n) != 0;
+	}
+	if (bad) {
+		size_t off = 0;
+		unsigned char want[8];
+		for (off = 0; off < n; off++) {
+			uint64_t tag = b->id ^ TAG_MAGIC;
+			if (off < 8 && n >= 8)
+				memcpy(want, &tag, 8);
+			unsigned char w = n >= 8 ? (off < 8 ? want[off] : window(b->id)[off - 8]) : window(b->id)[off];
+			if (b->p[off] != w)
+				break;
+		}
+		die("%s: block id %llu at %p (req %zu, usable %zu) changed at offset %zu",
+		    when, (unsigned long long)b->id, (void *)b->p, b->req, b->usable, off);
+	}
+}
+
+static const unsigned char zeros[MAX_SIZE + 16];
+
+static void check_zero(const unsigned char *p, size_t n, const char *what)
+{
+	if (memcmp(p, zeros, n) == 0)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			die("%s: new block %p not zero at offset %zu of %zu", what, (const void *)p, i, n);
+}
+
+static void check_stats(const char *when)
+{
+	struct secretmem_stats st;
+
+	if (secretmem_stats(&st) != 0)
+		die("%s: secretmem_stats failed", when);
+	if (st.live_allocations != nlive)
+		die("%s: live_allocations %zu, expected %zu", when, st.live_allocations, nlive);
+	if (st.bytes_in_use != live_bytes)
+		die("%s: bytes_in_use %zu, expected %zu", when, st.bytes_in_use, live_bytes);
+	if (st.bytes_in_use > st.bytes_mapped)
+		die("%s: bytes_in_use %zu > bytes_mapped %zu", when, st.bytes_in_use, st.bytes_mapped);
+	if (st.regions > st.regions_created)
+		die("%s: regions %zu > regions_created %zu", when, st.regions, st.regions_created);
+	for (size_t i = 0; i < sizeof(st.reserved) / sizeof(st.reserved[0]); i++)
+		if (st.reserved[i])
+			die("%s: reserved[%zu] = %zu", when, i, st.reserved[i]);
+}
+
+/* The first and last EDGE bytes of a block: where a neighbour's overflow,
+ * a free that zeroes too much or a realloc that copies too much lands. */
+#define EDGE 64
+
+static void check_edges(const struct block *b, const char *when)
+{
+	if (b->usable <= 2 * EDGE) {
+		check_block(b, when);
+		return;
+	}
+	uint64_t tag;
+	size_t tail = b->usable - EDGE;
+	memcpy(&tag, b->p, 8);
+	if (tag != (b->id ^ TAG_MAGIC) || memcmp(b->p + 8, window(b->id), EDGE - 8) != 0 ||
+	    memcmp(b->p + tail, window(b->id) + tail - 8, EDGE) != 0)
+		check_block(b, when); /* finds the offset and dies */
+}
+
+/*
+ * After every step: the statistics, and every live block - in full every
+ * FULL_EVERY steps, else its edges (a full check of up to 16 MiB after every
+ * step would make each input take seconds).  Every block is also checked in
+ * full before it is freed, reallocated or rewritten, and at the end of the
+ * input, so no change to a live block goes unseen.
+ */
+#define FULL_EVERY 64
+
+static void check_all(const char *when, size_t step)
+{
+	int full = step % FULL_EVERY == 0;
+
+	for (size_t i = 0; i < NSLOTS; i++) {
+		if (!slots[i].p)
+			continue;
+		if (full)
+			check_block(&slots[i], when);
+		else
+			check_edges(&slots[i], when);
+	}
+	check_stats(when);
+}
+
+/* A NULL result is only allowed at a real memory-lock limit. */
+static void null_result(const char *what, size_t n)
+{
+	struct secretmem_stats st;
+	int e = errno;
+
+	if (e != ENOMEM)
+		die("%s(%zu) = NULL with errno %d (%s), expected ENOMEM", what, n, e, strerror(e));
+	if (secretmem_stats(&st) == 0 && st.memlock_unlimited)
+		die("%s(%zu) = NULL/ENOMEM without any memory-lock limit", what, n);
+}
+
+/*
+ * Record a new block in slot s (empty); checks usable size (the size class,
+ * or want when non-zero), alignment, and that it is all zero.
+ */
+static void adopt(int s, void *p, size_t req, const char *what, int zero, size_t want)
+{
+	struct block *b = &slots[s];
+	size_t u = secretmem_usable_size(p);
+
+	if (!want)
+		want = expected_usable(req);
+	if (u < req)
+		die("%s(%zu): usable size %zu < requested", what, req, u);
+	if (u != want)
+		die("%s(%zu): usable size %zu, expected %zu", what, req, u, want);
+	if ((uintptr_t)p % expected_align(u))
+		die("%s(%zu): %p not aligned to %zu", what, req, p, expected_align(u));
+	if (secretmem_owns(p) != 1)
+		die("%s(%zu): secretmem_owns(%p) != 1", what, req, p);
+	if (zero)
+		check_zero(p, u, what);
+	for (size_t i = 0; i < NSLOTS; i++)
+		if (slots[i].p == p)
+			die("%s(%zu): returned %p, which is live in slot %zu", what, req, p, i);
+	b->p = p;
+	b->req = req;
+	b->usable = u;
+	b->id = next_id++;
+	nlive++;
+	live_bytes += u;
+	fill(b);
+}
+
+static void drop_slot(int s)
+{
+	nlive--;
+	live_bytes -= slots[s].usable;
+	memset(&slots[s], 0, sizeof(slots[s]));
+}
+
+static void do_free(int s)
+{
+	if (!slots[s].p)
+		return;
+	check_block(&slots[s], "before free");
+	secretmem_free(slots[s].p);
+	drop_slot(s);
+}
+
+static size_t shape_size(unsigned mode, unsigned v)
+{
+	switch (mode) {
+	case 0: return v % 33;
+	case 1: return v % 1025;
+	case 2: {
+		size_t c = classes[v % NCLASSES];
+		return c + ((v >> 8) % 3) - 1; /* c-1, c, c+1 */
+	}
+	default: return (size_t)v * (MAX_SIZE + 1) / 65536 + (v & 1); /* 0..64 KiB */
+	}
+}
+
+static void do_malloc(int s, size_t n)
+{
+	do_free(s);
+	void *p = secretmem_malloc(n);
+	if (!p) {
+		null_result("malloc", n);
+		return;
+	}
+	adopt(s, p, n, "malloc", 1, 0);
+}
+
+static void do_calloc(int s, size_t n, unsigned mod, unsigned v)
+{
+	do_free(s);
+	if (mod == 3 && (v & 1)) {
+		/* nmemb * size overflows size_t: NULL with ENOMEM */
+		size_t a = SIZE_MAX / 2 + 1 + v, b = 2 + (v >> 8);
+		errno = 0;
+		void *p = secretmem_calloc(a, b);
+		if (p || errno != ENOMEM)
+			die("calloc(%zu, %zu) overflow: %p errno %d", a, b, p, errno);
+		return;
+	}
+	size_t nmemb = (size_t)mod * 3 + 1, each = n / nmemb;
+	void *p = secretmem_calloc(nmemb, each);
+	if (!p) {
+		null_result("calloc", nmemb * each);
+		return;
+	}
+	adopt(s, p, nmemb * each, "calloc", 1, 0);
+}
+
+static void do_realloc(int s, size_t n)
+{
+	struct block *b = &slots[s];
+
+	if (!b->p) {
+		void *p = secretmem_realloc(NULL, n);
+		if (!p) {
+			null_result("realloc(NULL)", n);
+			return;
+		}
+		adopt(s, p, n, "realloc(NULL)", 1, 0);
+		return;
+	}
+	check_block(b, "before realloc");
+	struct block old = *b;
+	unsigned char *p = secretmem_realloc(b->p, n);
+	if (n == 0 && p == NULL) {
+		drop_slot(s); /* realloc to 0 frees */
+		return;
+	}
+	if (!p) {
+		null_result("realloc", n);
+		check_block(b, "after failed realloc");
+		return;
+	}
+	size_t keep = old.req < n ? old.req : n;
+	/* the contents up to the smaller size survive */
+	if (keep >= 8) {
+		uint64_t tag;
+		memcpy(&tag, p, 8);
+		if (tag != (old.id ^ TAG_MAGIC) || memcmp(p + 8, window(old.id), keep - 8) != 0)
+			die("realloc(%zu -> %zu) lost contents (%p -> %p)", old.req, n, (void *)old.p, (void *)p);
+	} else if (old.usable >= 8) {
+		uint64_t tag = old.id ^ TAG_MAGIC;
+		if (memcmp(p, &tag, keep) != 0)
+			die("realloc(%zu -> %zu) lost contents (%p -> %p)", old.req, n, (void *)old.p, (void *)p);
+	} else if (memcmp(p, window(old.id), keep) != 0) {
+		die("realloc(%zu -> %zu) lost contents (%p -> %p)", old.req, n, (void *)old.p, (void *)p);
+	}
+	drop_slot(s);
+	if (p != old.p && secretmem_owns(old.p))
+		die("realloc moved %p -> %p but the old block is still owned", (void *)old.p, (void *)p);
+	/* in place, a block keeps its usable size (a large block shrunk to at
+	 * least half stays where it is); a moved one gets its size class */
+	adopt(s, p, n, "realloc", 0, p == old.p ? old.usable : 0);
+}
+
+static void do_strdup(int s, size_t n, unsigned mod)
+{
+	char src[MAX_SIZE + 1];
+
+	do_free(s);
+	if (n > MAX_SIZE)
+		n = MAX_SIZE;
+	for (size_t i = 0; i < n; i++)
+		src[i] = (char)(ref[i] | 1); /* no NUL inside */
+	src[n] = '\0';
+	char *d;
+	size_t len = n;
+	if (mod & 1) {
+		size_t lim = mod & 2 ? n / 2 : n + 7;
+		d = secretmem_strndup(src, lim);
+		len = lim < n ? lim : n;
+	} else {
+		d = secretmem_strdup(src);
+	}
+	if (!d) {
+		null_result("strdup", n + 1);
+		return;
+	}
+	if (memcmp(d, src, len) != 0 || d[len] != '\0')
+		die("strdup/strndup of %zu bytes: wrong copy", len);
+	/* the rest of the block was zero */
+	check_zero((unsigned char *)d + len, secretmem_usable_size(d) - len, "strdup");
+	adopt(s, d, len + 1, "strdup", 0, 0);
+}
+
+static void do_owns(int s, unsigned v)
+{
+	int local = 0;
+
+	if (secretmem_owns(NULL) || secretmem_owns(&local) || secretmem_owns(ref) || secretmem_owns(slots))
+		die("secretmem_owns() of a foreign pointer is not 0");
+	struct block *b = &slots[s];
+	if (!b->p)
+		return;
+	if (secretmem_owns(b->p) != 1)
+		die("secretmem_owns(%p) of a live block is not 1", (void *)b->p);
+	size_t off = 1 + v % b->usable;
+	if (off < b->usable && secretmem_owns(b->p + off))
+		die("secretmem_owns(%p + %zu) interior pointer is not 0", (void *)b->p, off);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!ref_ready)
+		init_ref();
+	check_stats("start of input");
+	for (size_t pos = 0; pos + 4 <= size; pos += 4) {
+		unsigned opb = data[pos], s = data[pos + 1];
+		unsigned v = (unsigned)data[pos + 2] | (unsigned)data[pos + 3] << 8;
+		unsigned mode = (opb >> 4) & 3, mod = opb >> 6;
+		size_t n = shape_size(mode, v);
+
+		switch ((enum fuzz_op)(opb & 15)) {
+		case OP_MALLOC:
+		case OP_MALLOC2:
+			do_malloc((int)s, n);
+			break;
+		case OP_CALLOC:
+			do_calloc((int)s, n, mod, v);
+			break;
+		case OP_FREE:
+		case OP_FREE2:
+			do_free((int)s);
+			break;
+		case OP_REALLOC:
+		case OP_REALLOC2:
+			do_realloc((int)s, n);
+			break;
+		case OP_STRDUP:
+			do_strdup((int)s, n, mod);
+			break;
+		case OP_TRIM: {
+			long r = secretmem_trim();
+			if (r < 0)
+				die("secretmem_trim() = %ld", r);
+			break;
+		}
+		case OP_USABLE:
+			if (slots[s].p && secretmem_usable_size(slots[s].p) != slots[s].usable)
+				die("usable size of %p changed", (void *)slots[s].p);
+			if (secretmem_usable_size(NULL) != 0)
+				die("secretmem_usable_size(NULL) != 0");
+			break;
+		case OP_HUGE: {
+			size_t h = mod == 0 ? SIZE_MAX - v : mod == 1 ? (SIZE_MAX >> 1) + v
+				 : mod == 2 ? ((size_t)1 << 48) + v : SIZE_MAX - 4096 * (size_t)v;
+			errno = 0;
+			void *p = secretmem_malloc(h);
+			if (p || errno != ENOMEM)
+				die("malloc(%zu) = %p errno %d, expected NULL/ENOMEM", h, p, errno);
+			if (slots[s].p) {
+				p = secretmem_realloc(slots[s].p, h);
+				if (p || errno != ENOMEM)
+					die("realloc(%zu) = %p errno %d, expected NULL/ENOMEM", h, p, errno);
+			}
+			break;
+		}
+		case OP_REFILL:
+			if (slots[s].p) {
+				check_block(&slots[s], "before refill");
+				slots[s].id = next_id++;
+				fill(&slots[s]);
+			}
+			break;
+		case OP_REUSE:
+			/* free and allocate the same size: the just-freed slot
+			 * comes back, and must come back zeroed */
+			if (slots[s].p) {
+				size_t req = slots[s].req;
+				do_free((int)s);
+				do_malloc((int)s, req);
+			} else {
+				do_malloc((int)s, n);
+			}
+			break;
+		case OP_REALLOC0:
+			if (slots[s].p) {
+				check_block(&slots[s], "before realloc 0");
+				errno = 12345;
+				void *p = secretmem_realloc(slots[s].p, 0);
+				if (p)
+					die("realloc(%p, 0) = %p, expected NULL", (void *)slots[s].p, p);
+				if (errno != 12345)
+					die("realloc(p, 0) changed errno to %d", errno);
+				drop_slot((int)s);
+			}
+			break;
+		case OP_OWNS:
+			do_owns((int)s, v);
+			break;
+		case OP_STATS:
+			check_stats("stats op");
+			break;
+		}
+		check_all("after operation", pos / 4 + 1);
+	}
+	check_all("end of input", 0);
+	for (int s = 0; s < NSLOTS; s++)
+		do_free(s);
+	check_stats("end of input");
+	return 0;
+}
