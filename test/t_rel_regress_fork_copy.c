@@ -29,33 +29,6 @@
 #include "secretmem.h"
 #include "tlib.h"
 
-#if defined(__has_include)
-#if __has_include(<valgrind/valgrind.h>)
-#include <valgrind/valgrind.h>
-#define HAVE_VALGRIND_H 1
-#endif
-#endif
-
-/*
- * End a forked child.  Under valgrind, memcheck's leak check at exit would
- * report as lost every block that the parent's other threads held (their
- * stacks are not in the child): leave through exec instead, which valgrind
- * does not follow (no --trace-children) and which skips the leak check,
- * after folding any memcheck error seen in the child into the status.
- */
-__attribute__((noreturn)) static void child_exit(int rc)
-{
-#ifdef HAVE_VALGRIND_H
-	if (RUNNING_ON_VALGRIND) {
-		char cmd[32];
-		if (VALGRIND_COUNT_ERRORS)
-			rc = 99;
-		snprintf(cmd, sizeof(cmd), "exit %d", rc);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-	}
-#endif
-	_exit(rc);
-}
 
 #define NTHREADS 7
 #define CANARY_LEN 64
@@ -129,7 +102,7 @@ int main(void)
 		if (pid < 0)
 			TL_FAIL("fork: %s", strerror(errno));
 		if (pid == 0)
-			child_exit(child(gen));
+			tl_child_exit(child(gen));
 		memset(canary, 0xaa, CANARY_LEN); /* after the fork: not the child's business */
 		int st;
 		while (waitpid(pid, &st, 0) < 0)
