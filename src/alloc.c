@@ -286,13 +286,18 @@ static void count_alloc(struct tcache *tc, long bytes)
 
 static void count_free(struct tcache *tc, long bytes)
 {
-	owner_add(&tc->live, -1);
-	owner_add(&tc->bytes, -bytes);
+	if (tc) {
+		owner_add(&tc->live, -1);
+		owner_add(&tc->bytes, -bytes);
+	} else { /* a thread without a cache (see secretmem_free) */
+		atomic_fetch_sub(&retired_live, 1);
+		atomic_fetch_sub(&retired_bytes, bytes);
+	}
 	if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
 		sm_release_unused(); /* only what holds no live block goes */
 }
 
-static void *malloc_large(struct tcache *tc, size_t size)
+static void *malloc_large(size_t size)
 {
 	void *p;
 	size_t usable;
@@ -305,7 +310,6 @@ static void *malloc_large(struct tcache *tc, size_t size)
 	SM_VG_MALLOC(p, usable);
 	if (release_idle)
 		atomic_fetch_add(&idle_live, 1);
-	(void)tc;
 	return p;
 }
 
@@ -319,7 +323,7 @@ SM_API void *secretmem_malloc(size_t size)
 			return NULL;
 	}
 	if (SM_UNLIKELY(size > SM_SMALL_MAX))
-		return malloc_large(tc, size);
+		return malloc_large(size);
 
 	unsigned cls = sm_size_class(size);
 	struct tbin *b = &tc->bins[cls];
@@ -385,8 +389,8 @@ static void free_block(struct tcache *tc, void *p, const struct blockref *ref)
 	SM_POISON(p, s->size);
 
 	struct slotref r = { p, s };
-	struct tbin *b = &tc->bins[s->cls];
-	if (SM_UNLIKELY(!b->cap)) {
+	struct tbin *b = tc ? &tc->bins[s->cls] : NULL;
+	if (SM_UNLIKELY(!b || !b->cap)) {
 		sm_arena_give(&r, 1);
 	} else {
 		if (SM_UNLIKELY(b->count == b->cap))
@@ -404,11 +408,12 @@ SM_API void secretmem_free(void *p)
 		return;
 	must_be_live(p, &ref);
 	struct tcache *tc = tls_tc;
+	/* no memory for this thread's cache: the block still goes back, to
+	 * its slab directly, since a free must never fail */
 	if (SM_UNLIKELY(!tc)) {
+		int saved = errno;
 		tc = tcache_get();
-		if (!tc) { /* cannot happen once a block exists: init succeeded */
-			sm_fatal("allocator not initialized");
-		}
+		errno = saved;
 	}
 	free_block(tc, p, &ref);
 }
