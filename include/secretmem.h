@@ -113,7 +113,8 @@ struct secretmem_region; /* opaque; its bookkeeping is in ordinary memory */
  * Returns the region, or NULL with errno: EINVAL (size 0, unknown flag,
  * overflow), ENOMEM (out of memory or at the memory-lock limit, in either
  * kernel regime), ENOSYS/EPERM (secret memory unavailable and fallback
- * forbidden by the flag, SECRETMEM_REQUIRE=1 or secretmem_set_require()).
+ * forbidden by the flag, SECRETMEM_REQUIRE=1 or secretmem_set_require()),
+ * EMFILE/ENFILE (no file descriptor for the secret memory file).
  */
 struct secretmem_region *secretmem_region_create(size_t size, unsigned int flags);
 
