@@ -291,16 +291,9 @@ int cmd_check(int argc, char **argv)
 	char reason[512] = "";
 	int json = 0, usable, err, backend, npass = 0, nfail = 0, nskip = 0, rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return usage_check(stdout, CLI_EXIT_OK);
-		else {
-			fprintf(stderr, "secretmem check: unknown argument '%s'\n", argv[i]);
-			return usage_check(stderr, CLI_EXIT_USAGE);
-		}
-	}
+	rc = cli_parse_json_option(argc, argv, "check", usage_check, &json);
+	if (rc >= 0)
+		return rc;
 	cli_cases_init();
 	results = calloc(cli_ncases, sizeof(*results));
 	if (!results) {

@@ -319,16 +319,9 @@ int cmd_status(int argc, char **argv)
 	unsigned fds = 0;
 	int json = 0, h, rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return usage_status(stdout, CLI_EXIT_OK);
-		else {
-			fprintf(stderr, "secretmem status: unknown argument '%s'\n", argv[i]);
-			return usage_status(stderr, CLI_EXIT_USAGE);
-		}
-	}
+	rc = cli_parse_json_option(argc, argv, "status", usage_status, &json);
+	if (rc >= 0)
+		return rc;
 	memset(&sc, 0, sizeof(sc));
 	learn_dev(&sc);
 	rc = scan_all(&sc);
