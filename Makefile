@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the secretmem authors
 # secretmem - plain GNU make.
 #   make                      library, CLI, preload module into build/
 #   make check                build and run every test (test/run.sh)
@@ -155,7 +157,7 @@ install: all
 	install -D -m 0644 $(BUILD)/secretmem.pc $(DESTDIR)$(LIBDIR)/pkgconfig/secretmem.pc
 	install -D -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/secretmem
 	$(if $(PRELOAD_SRC),install -D -m 0755 $(PRELOAD) $(DESTDIR)$(PKGLIBDIR)/libsecretmem-preload.so)
-	for f in man/*.[0-9]; do \
+	for f in man/man*/*.[0-9]; do \
 		s=$${f##*.}; install -D -m 0644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} || exit 1; \
 	done
 

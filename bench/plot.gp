@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the secretmem authors
 # plot.gp - turn the benchmark's CSV into a bar chart (log scale).
 #
 #   gnuplot -e "csv='bench/results.csv'; out='bench/results.png'" bench/plot.gp

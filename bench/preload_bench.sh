@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the secretmem authors
 # bench/preload_bench.sh - cost of the preload module, side by side in one run.
 #
 #   sh bench/preload_bench.sh [SECONDS] [ROUNDS]       (defaults: 5 s, 3 rounds)

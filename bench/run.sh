@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the secretmem authors
 # run.sh - build and run the allocator benchmark, keep its table and CSV,
 # and draw the plot.
 #

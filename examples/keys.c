@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * keys.c - a few keys and a token in secret memory with the secretmem
  * allocator, and what they cost.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * fuzz_alloc.c - libFuzzer target for the secretmem allocator.
  *

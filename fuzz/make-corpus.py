@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the secretmem authors
 """make-corpus.py - write the seed corpus of fuzz_alloc into fuzz/corpus/.
 
 Each seed is a program for fuzz/fuzz_alloc.c: 4 bytes per operation,

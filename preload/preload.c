@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * preload.c - mode selection and the `all` mode of libsecretmem-preload.so.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * rsa.c - `secure` mode: the cached Montgomery contexts of secret moduli go
  * to the secure heap too.

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the secretmem authors
 # scripts/deps.sh - install what secretmem needs from Debian's packages.
 #   sh scripts/deps.sh build   compiler and make: enough for `make` and `secretmem check`
 #   sh scripts/deps.sh test    plus everything `make check`, `make bench` and `make fuzz` use

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * alloc.c - the public allocator API: thread caches on top of the arenas of
  * slab.c, statistics, options, trim, and the library's fork handling.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * annotate.h - tell AddressSanitizer and valgrind which secret bytes are
  * allocated, so that a use after free or a leak of a secret is reported

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * api.c - the public region and backend API: handles in ordinary memory
  * around the region layer.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * fatal.c - fixed messages written with raw write(2): no stdio, no malloc,
  * usable from any state the allocator can be in.

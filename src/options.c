@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * options.c - one table of options, read once from SECRETMEM_* environment
  * variables; an invalid value prints a warning and keeps the default.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * os.c - the OS layer: the only code in libsecretmem that calls mmap,
  * mremap, munmap, mprotect, madvise, ftruncate and mlock.  Everything above

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * region.c - secret regions: page-granular mappings of secret memory between
  * inaccessible guard pages, with two backends:

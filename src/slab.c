@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * slab.c - size classes, chunks, slabs, arenas and large blocks; see slab.h.
  *

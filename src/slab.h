@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * slab.h - size classes, chunks, slabs, arenas and large blocks: the layer
  * between secret regions (region.c) and the public allocator (alloc.c).

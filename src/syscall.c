@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * syscall.c - the memfd_secret(2) wrapper and the support probe.
  */

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the secretmem authors
 """Validate the --json output of the secretmem CLI (used by test/t_cli_*.c).
 
   cli_json.py check FILE VERDICT

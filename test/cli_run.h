@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * cli_run.h - helpers of the CLI tests (test/t_cli_*.c): run the built
  * `secretmem` as a user would and check its JSON with test/cli_json.py.

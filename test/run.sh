@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 the secretmem authors
 # test/run.sh - run each test program under a timeout and summarize.
 # Exit status of a test: 0 pass, 77 skip (its last output line says why),
 # anything else fail.  With VALGRIND=1 every test runs under memcheck.

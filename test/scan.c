@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /* scan.c - find private key material in a process or a file; see scan.h. */
 #ifndef _GNU_SOURCE /* the Makefile also passes -D_GNU_SOURCE */
 #define _GNU_SOURCE

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * scan.h - an attacker's view of a process: find private key material in
  * every readable region of another process (/proc/PID/maps + /proc/PID/mem)

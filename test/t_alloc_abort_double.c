@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_abort_double - a double free is fatal at once: SIGABRT and the
  * exact line "secretmem: fatal: double free".

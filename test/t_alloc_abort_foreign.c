@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_abort_foreign - free, realloc and usable_size of a pointer this
  * allocator never handed out (stack, libc malloc, static data, an ordinary

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_abort_interior - free, realloc and usable_size of a pointer into
  * the middle of a live block are fatal: SIGABRT and the exact line

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_abort_uaf - a write into a freed block is detected when the slot
  * is handed out again (the next malloc of the class in the same thread reuses

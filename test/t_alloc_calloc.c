@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_calloc - calloc overflow and zeroing, impossible sizes,
  * strdup/strndup.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_classes - size classes: every class boundary, the large-block
  * rule, alignment, worst internal waste, malloc(0), zero-filled blocks.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_fork_copy - fork policy "copy" (the default): the child gets
  * private copies of the secrets at the same addresses.  The child reads the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_fork_drop - fork policy "drop": the child has no secret mappings
  * (touching an old secret is SIGSEGV), its allocator starts empty (malloc

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_fork_share - fork policy "share" (documented semantics): parent and
  * child share the secret pages, so the child's write is visible to the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_fork_threads - a parent with 4 threads allocating and freeing all
  * the time forks 100 times (policies copy and drop in turn); each child

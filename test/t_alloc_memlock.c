@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_memlock - at the memory-lock limit: a child without CAP_IPC_LOCK
  * under RLIMIT_MEMLOCK 64 KiB allocates 32-byte, 4 KiB and 64 KiB blocks

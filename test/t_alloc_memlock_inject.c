@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_memlock_inject - the newer kernels' fault-time memory-lock refusal,
  * simulated by injection (OS_OP_FAULT_IN fails with EFAULT): allocations

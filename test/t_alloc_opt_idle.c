@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_opt_idle - SECRETMEM_RELEASE_IDLE=1: when the last live block is
  * freed every secret mapping is released (stats regions 0, no

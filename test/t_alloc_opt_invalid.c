@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_opt_invalid - an invalid SECRETMEM_* value prints exactly one
  * warning line naming the variable and keeps the default; invalid values

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_opt_reserve - SECRETMEM_RESERVE=1m faults 1 MiB at first use, after
  * which 1,000 small allocations fault no page; the same through

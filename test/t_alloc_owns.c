@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_owns - secretmem_owns() and secretmem_usable_size(): 1 only for the
  * start of a live block, never fatal, never touching the memory it is asked

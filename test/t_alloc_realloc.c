@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_realloc - realloc keeps the contents when growing and shrinking,
  * zeroizes the old block when it moves, realloc(NULL, n) is malloc,

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_scan - a second root process reads every readable mapping of a
  * process holding 1,000 32-byte secrets of random content (some of them

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_stats - secretmem_stats() adds up: bytes and blocks in use, pages
  * and regions, the backend, the memory-lock budget; trim gives pages back.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_stress - 4 threads, 10^6 random malloc/calloc/realloc/free
  * operations in total.  Every block carries its own size (xor a key derived

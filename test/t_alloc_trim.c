@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_trim - freed memory stays mapped for reuse until secretmem_trim(),
  * which gives back every page without a live block: returns > 0, pages and

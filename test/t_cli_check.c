@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_cli_check.c - `secretmem check` on a machine with memfd_secret: exit 0,
  * verdict "usable", 0 failed cases, every case listed; `check --json` parses

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_cli_hibernation.c - the hibernation line of `secretmem status` and the
  * hibernation case of `secretmem check` match /sys/power/state: where the

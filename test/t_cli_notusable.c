@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_cli_notusable.c - `secretmem check` where a seccomp filter refuses
  * memfd_secret: ENOSYS, EPERM, and a filter that kills the caller.  The

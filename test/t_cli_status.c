@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_cli_status.c - `secretmem status` lists a process that holds a secret
  * region (by PID, with the region's size mapped and resident, guard pages

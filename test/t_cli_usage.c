@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_cli_usage.c - usage errors exit 64 with a usage text on stderr;
  * --version prints SECRETMEM_VERSION_STRING; --help and `help` exit 0.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_core_abi - the shared library exports exactly the functions that the
  * public header declares (no internal symbol leaks, none is missing), every

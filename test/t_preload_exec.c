@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * `secretmem exec`: finds the module next to the secretmem binary, puts it
  * in front of LD_PRELOAD, sets SECRETMEM_OPENSSL and replaces itself with

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * A small memory-lock limit: `openssl s_server` under the module, without
  * CAP_IPC_LOCK and with RLIMIT_MEMLOCK far below what it needs in secret

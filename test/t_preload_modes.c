@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * Modes and the programs the module meets:
  *  - a program that does not use OpenSSL runs unchanged in every mode: same

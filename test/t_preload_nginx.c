@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * nginx from Debian with a TLS server on 127.0.0.1, started through
  * `secretmem exec --mode all` (the preload module in LD_PRELOAD; the workers

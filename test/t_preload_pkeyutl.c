@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * The key of `openssl pkeyutl -sign`, scanned right after it was used: the
  * program runs under gdb with a breakpoint on BIO_write(), which pkeyutl

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * SECRETMEM_OPENSSL=all: after a real TLS handshake, a root process reading
  * every readable region of `openssl s_server` (RSA-2048 and Ed25519 keys)

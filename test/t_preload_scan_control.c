@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * The scanner works: without the preload module - and with it in mode off -
  * a root process reading /proc/PID/mem of `openssl s_server` after a real

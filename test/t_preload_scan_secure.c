@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * SECRETMEM_OPENSSL=secure (the default): OpenSSL's secure heap is secret
  * memory and RSA keys keep no cached Montgomery copies of p and q (see

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * The module under a multi-threaded OpenSSL user that frees OpenSSL memory
  * late.  The test runs itself again with LD_PRELOAD="<module> libcrypto.so.3"

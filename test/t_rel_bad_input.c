@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_rel_bad_input.c - every row of the "Bad input" table (fuzz/BAD-INPUT.md,
  * README): a misuse of the allocator and its defined outcome.

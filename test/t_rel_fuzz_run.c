@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_rel_fuzz_run.c - run the libFuzzer target for a bounded time.
  *

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_rel_regress_fork_copy.c - regression test for a race found by
  * t_rel_stress: fork() with the copy policy from a parent whose other

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * t_rel_stress.c - 8 threads hammer the allocator while the main thread
  * forks under each fork policy.

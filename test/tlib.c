@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /* tlib.c - helpers shared by the test programs; see tlib.h. */
 #ifndef _GNU_SOURCE /* the Makefile also passes -D_GNU_SOURCE */
 #define _GNU_SOURCE

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * cases.c - the conformance cases of `secretmem check`: the file descriptor,
  * mapping, locking and memory-lock limit, fork, exec and hibernation (the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * cases.h - shared by the conformance cases of `secretmem check` (cases.c,
  * cases_access.c).  A case runs in a child process, checks one documented

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * cases_access.c - the conformance cases about who can see secret memory:
  * another process (/proc/PID/mem, process_vm_readv, ptrace), the kernel

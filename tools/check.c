@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * check.c - `secretmem check`: is secret memory usable here, and does the
  * kernel's memfd_secret(2) behave as documented?

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * exec.c - `secretmem exec [--mode M] [--] PROGRAM [ARGS...]`: run a program
  * with libsecretmem's preload module, so that OpenSSL keeps its keys in

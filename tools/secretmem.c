@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * secretmem - command-line tool: `secretmem check` (can programs use secret
  * memory here, and does the kernel behave as documented?) and `secretmem

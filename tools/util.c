@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * util.c - small helpers of the secretmem tool: /proc and /sys readers,
  * errno names, capability and seccomp queries.
