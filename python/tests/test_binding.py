@@ -268,5 +268,38 @@ class TestErrors(unittest.TestCase):
                 s.protect("rw")
 
 
+@unittest.skipUnless(os.path.exists(os.path.join(pyutil.TOP, "README.md")), "README.md not found")
+class TestReadme(unittest.TestCase):
+    def test_readme_example_runs(self):
+        with open(os.path.join(pyutil.TOP, "README.md")) as f:
+            readme = f.read()
+        m = re.search(r"^## Python\n.*?```python\n(.*?)```", readme, re.S | re.M)
+        self.assertIsNotNone(m, "no python example in README.md's Python section")
+        code = m.group(1)
+        self.assertLessEqual(len(code.strip().splitlines()), 5, "the README example is five lines")
+        with open(os.path.join(pyutil.PYDIR, "README.md")) as f:
+            self.assertIn(code, f.read(), "python/README.md shows the same example")
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(os.path.join(tmp, "key.bin"), "wb") as f:
+                f.write(os.urandom(32))
+            r = pyutil.run_child(code, cwd=tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        backend = secretmem.backend
+        self.assertEqual(r.stdout.splitlines(),
+                         [f"<secretmem.Secret size=32 allocator {backend}> {backend}", "False"])
+
+    def test_from_buffer_to_c(self):
+        with Secret(8) as s:
+            v = s.view()
+            arr = (ctypes.c_char * len(s)).from_buffer(v)
+            ctypes.memmove(arr, b"12345678", 8)
+            self.assertTrue(s == b"12345678")
+            self.assertEqual(ctypes.addressof(arr), s._buf._secretmem_memory.address)
+            with self.assertRaises(BufferError):
+                s.close()
+            del arr
+            v.release()
+
+
 if __name__ == "__main__":
     unittest.main()
