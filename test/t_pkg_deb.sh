@@ -10,7 +10,8 @@
 # library, and the extracted `secretmem check` runs.
 # Exit 0 pass, 1 fail, 77 skip (last line: the reason).
 set -u
-BUILD=${SECRETMEM_BUILD:-build}
+# make check runs us: do not pass its variables (SANITIZE=..., -j) on
+unset MAKEFLAGS MFLAGS MAKELEVEL
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "$*"; exit 77; }
 
