@@ -215,6 +215,18 @@ class TestSecret(unittest.TestCase):
                 bytes(s)
         self.assertIn("closed", repr(s))
 
+    def test_require(self):
+        pyutil.need_secret_backend(self)
+        with Secret(16, region=True, require=True) as s:
+            self.assertEqual(s.backend, "secret")
+        secretmem.set_require(True)
+        try:
+            self.assertEqual(secretmem.lib.secretmem_get_option(secretmem.OPT_REQUIRE), 1)
+            self.assertEqual(secretmem.backend, "secret")
+        finally:
+            secretmem.set_require(False)
+        self.assertEqual(secretmem.lib.secretmem_get_option(secretmem.OPT_REQUIRE), 0)
+
     def test_stats_and_module(self):
         self.assertIsInstance(secretmem.supported(), bool)
         self.assertIn(secretmem.backend, ("secret", "fallback", "none"))
@@ -260,6 +272,8 @@ class TestErrors(unittest.TestCase):
     def test_python_level(self):
         with self.assertRaises(ValueError):
             Secret(-1)
+        with self.assertRaises(ValueError):
+            Secret(8, require=True)  # require is per region; the allocator has set_require
         with Secret(8) as s:
             with self.assertRaises(ValueError):
                 s.protect("readonly")  # not a region
