@@ -147,6 +147,22 @@ $(BUILD)/fuzz/fuzz_alloc: $(FUZZ_SRC) $(LIB_SRC) include/secretmem.h $(wildcard 
 
 fuzz: $(BUILD)/fuzz/fuzz_alloc
 
+# ---- Debian packages (issue 15) ---------------------------------------------
+# dpkg-buildpackage runs `make clean` and writes the .debs to the parent
+# directory, so the packages are built from a copy of the tree (without build
+# directories or .git) in $(DEB_OUT)/secretmem; the .debs, .changes and
+# .buildinfo land in $(DEB_OUT).  DEB_BUILD_OPTIONS=nocheck skips the smoke
+# tests of debian/rules.  The package build does not inherit this make's
+# variables (SANITIZE, BUILD, ...): debian/rules sets its own.
+DEB_OUT ?= $(BUILD)/deb
+.PHONY: deb
+deb:
+	rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/secretmem
+	tar -c --exclude=./build --exclude=./$(BUILD) --exclude=./.git --exclude=__pycache__ . | \
+		tar -x -C $(DEB_OUT)/secretmem
+	cd $(DEB_OUT)/secretmem && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b
+	@ls -1 $(DEB_OUT)/*.deb
+
 # ---- install ---------------------------------------------------------------
 install: all
 	install -D -m 0755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libsecretmem.so.$(VERSION)

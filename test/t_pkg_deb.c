@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * t_pkg_deb - the Debian packages: `make deb` builds libsecretmem1,
+ * libsecretmem-dev and secretmem with the right files, dependencies and
+ * symbols file; lintian reports no error; a program compiled through
+ * pkg-config against the extracted -dev package runs against the extracted
+ * library, and the extracted `secretmem check` runs.  The work is done by
+ * test/t_pkg_deb.sh; skips (77) where dpkg-buildpackage, debhelper, lintian
+ * or pkg-config is missing.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include "tlib.h"
+
+int main(void)
+{
+	execlp("sh", "sh", "test/t_pkg_deb.sh", (char *)NULL);
+	TL_FAIL("cannot run sh test/t_pkg_deb.sh: %s", strerror(errno));
+}
