@@ -334,16 +334,23 @@ static void probe_library(struct check_report *c)
 static void limited_reason(struct check_report *c)
 {
 	const struct env *e = &c->env;
+	long long left = memlock_left(e), pages = left / (long long)sysconf(_SC_PAGESIZE);
+	char fits[96];
 
+	if (pages < 1)
+		snprintf(fits, sizeof(fits), "so libsecretmem's allocations fail (NULL, ENOMEM)");
+	else
+		snprintf(fits, sizeof(fits), "so libsecretmem can hold at most %lld page%s of secrets",
+			 pages, pages == 1 ? "" : "s");
 	snprintf(c->reason, sizeof(c->reason),
 		 "memfd_secret works (secretmem_supported() returns 0), but without CAP_IPC_LOCK "
 		 "every secret page counts against RLIMIT_MEMLOCK, which allows %llu bytes here "
-		 "(%lld locked already): %s, so libsecretmem's allocations fail (NULL, ENOMEM). "
+		 "(%lld locked already): %s, %s. "
 		 "Needed: at least %u bytes (libsecretmem's first pool chunk) plus the secrets "
 		 "themselves; raise the limit (ulimit -l, LimitMEMLOCK= in a systemd unit, memlock "
 		 "in /etc/security/limits.conf)",
 		 (unsigned long long)e->memlock.rlim_cur, e->vmlck > 0 ? e->vmlck : 0LL,
-		 c->lib_probe, MEMLOCK_NEEDED);
+		 c->lib_probe, fits, MEMLOCK_NEEDED);
 }
 
 /* Runs the selected cases (all when sel is NULL) and fills c. */
