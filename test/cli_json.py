@@ -12,10 +12,13 @@
   cli_json.py status FILE [+PID:MAPPED:RESIDENT:MAPPINGS:FDS:FILES[:COMMAND]]... [-PID]...
       FILE holds `secretmem status --json`; +PID must be listed with those
       values (COMMAND optional, compared after JSON decoding; may use \\xNN
-      escapes), -PID must not be listed.
+      escapes, or *), each +PID spec may end in @FIELD=VALUE or @FIELD~=SUBSTRING
+      checks (FIELD: cmdline, unit, container, user, seen, mode), -PID must not
+      be listed; the visibility block and quiet_exit_status agree with the facts.
 Exit 0 when valid, 1 otherwise (the reason on stderr).
 """
 import json
+import re
 import sys
 
 STR = (str,)
@@ -50,12 +53,18 @@ ENV_KEYS = {
 }
 STATUS_KEYS = {
     "tool": STR, "version": STR, "command": STR, "processes": (list,),
-    "totals": (dict,), "scanned": NUM, "uninspected": NUM, "hibernation": (dict,),
+    "totals": (dict,), "scanned": NUM, "uninspected": NUM, "uninspected_pids": (list,),
+    "visibility": (dict,), "hibernation": (dict,), "quiet_exit_status": NUM,
 }
 PROC_KEYS = {
-    "pid": NUM, "command": STR, "user": STR, "uid": OPT_NUM, "mapped_bytes": NUM,
+    "pid": NUM, "command": STR, "cmdline": STR, "user": STR, "uid": OPT_NUM,
+    "unit": OPT_STR, "container": OPT_STR, "mapped_bytes": NUM,
     "resident_bytes": NUM, "mappings": NUM, "fds": NUM, "files": NUM,
+    "libsecretmem": (dict,),
 }
+LIB_KEYS = {"seen": STR, "mode": STR, "environment": OPT_STR}
+VIS_KEYS = {"complete": BOOL, "hidepid": OPT_STR, "subset": OPT_STR, "gid": OPT_NUM,
+            "hidden_processes_possible": BOOL, "pid_namespace": BOOL}
 TOTAL_KEYS = {"processes": NUM, "mapped_bytes": NUM, "resident_bytes": NUM,
               "fds": NUM, "files": NUM}
 HIB_KEYS = {"state": STR, "blocking_processes": NUM, "power_state": STR}
@@ -146,9 +155,22 @@ def status(doc, specs):
     by_pid = {}
     for i, p in enumerate(doc["processes"]):
         keys(p, PROC_KEYS, "processes[%d]" % i)
+        keys(p["libsecretmem"], LIB_KEYS, "processes[%d].libsecretmem" % i)
+        if p["libsecretmem"]["seen"] not in ("preload", "shared-library", "not seen"):
+            die("processes[%d].libsecretmem.seen %r" % (i, p["libsecretmem"]["seen"]))
         by_pid[p["pid"]] = p
     keys(doc["totals"], TOTAL_KEYS, "totals")
     keys(doc["hibernation"], HIB_KEYS, "hibernation")
+    keys(doc["visibility"], VIS_KEYS, "visibility")
+    v = doc["visibility"]
+    if v["complete"] != (not doc["uninspected"] and not v["hidden_processes_possible"]
+                         and not v["pid_namespace"]):
+        die("visibility.complete disagrees with the facts")
+    want_quiet = 1 if doc["processes"] else (0 if v["complete"] else 2)
+    if doc["quiet_exit_status"] != want_quiet:
+        die("quiet_exit_status %d, expected %d" % (doc["quiet_exit_status"], want_quiet))
+    if len(doc["uninspected_pids"]) != min(doc["uninspected"], 64):
+        die("uninspected_pids does not match uninspected")
     t = doc["totals"]
     if t["processes"] != len(doc["processes"]):
         die("totals.processes %d != %d listed" % (t["processes"], len(doc["processes"])))
@@ -163,6 +185,11 @@ def status(doc, specs):
             if pid in by_pid:
                 die("pid %d is still listed: %s" % (pid, by_pid[pid]))
             continue
+        # +PID:...:COMMAND may end in @FIELD=VALUE checks (cmdline~=substring,
+        # unit=, seen=, mode~=)
+        extra = []
+        if "@" in spec:
+            spec, *extra = spec.split("@")
         parts = spec[1:].split(":", 6)
         pid = int(parts[0])
         if pid not in by_pid:
@@ -173,10 +200,15 @@ def status(doc, specs):
         for k, v in want.items():
             if p[k] != v:
                 die("pid %d: %s is %d, expected %d (%s)" % (pid, k, p[k], v, p))
-        if len(parts) > 6:
+        if len(parts) > 6 and parts[6] != "*":
             comm = parts[6].encode().decode("unicode_escape")
             if p["command"] != comm:
                 die("pid %d: command %r, expected %r" % (pid, p["command"], comm))
+        for e in extra:
+            field, op, val = re.match(r"(\w+)(~?=)(.*)", e).groups()
+            have = p["libsecretmem"][field] if field in LIB_KEYS else p[field]
+            if (op == "=" and have != val) or (op == "~=" and (have is None or val not in have)):
+                die("pid %d: %s is %r, expected %s%r" % (pid, field, have, op, val))
     print("status json ok: %d processes listed" % len(doc["processes"]))
 
 
