@@ -601,12 +601,15 @@ static void render_verdict(const struct status_report *r, FILE *out)
 
 	if (r->hib == CLI_HIBERNATION_UNSUPPORTED)
 		fprintf(out, "verdict: this machine cannot hibernate (no hibernation support); %zu "
-			"process%s hold%s secret memory\n", n, plural(n, "", "es"), plural(n, "s", ""));
+			"process%s hold%s secret memory%s\n", n, plural(n, "", "es"), plural(n, "s", ""),
+			r->complete ? "" : " (among those it could see: a process it could not see or "
+					   "inspect may hold more)");
 	else if (n)
 		fprintf(out, "verdict: hibernation is blocked by %zu process%s holding secret memory\n",
 			n, plural(n, "", "es"));
 	else if (r->hib == CLI_HIBERNATION_AVAILABLE)
-		fprintf(out, "verdict: hibernation is not blocked (available)\n");
+		fprintf(out, "verdict: hibernation is not blocked (available)%s\n",
+			r->complete ? "" : "; this tool could not see or inspect every process");
 	else
 		fprintf(out, "verdict: hibernation is unavailable, but not because of secret memory "
 			"this tool could inspect (nohibernate, lockdown%s)\n",
