@@ -176,6 +176,8 @@ int main(int argc, char **argv)
 	int fd = open(prom, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	TL_CHECK(fd >= 0 && write(fd, "old\n", 4) == 4, "pre-existing file");
 	close(fd);
+	struct stat before, after;
+	TL_CHECK(stat(prom, &before) == 0, "stat");
 	char *promargs[] = { NULL, "status", "--quiet", "--prometheus", prom, NULL };
 	st = run_cli(promargs, out, sizeof(out), 0, NULL);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status --prometheus: %s", tl_status_str(st));
@@ -189,6 +191,9 @@ int main(int argc, char **argv)
 	char *pp[] = { "python3", "test/cli_prom.py", prom, sample, NULL };
 	ok = json_ok(pp);
 	TL_CHECK(ok, "the Prometheus file was rejected");
+	/* replaced by rename(2), not rewritten in place: a new inode */
+	TL_CHECK(stat(prom, &after) == 0 && after.st_ino != before.st_ino,
+		 "the file was rewritten in place, not replaced atomically");
 	DIR *d = opendir(dir);
 	int entries = 0;
 	for (struct dirent *e; d && (e = readdir(d));)
