@@ -92,6 +92,7 @@ int main(void)
 			 "fake plain: case %s is '%s' on ordinary memory", never_pass[i], line);
 	}
 	expect(out, "ptrace", "FAIL", "PTRACE_PEEKDATA read a word");
+	expect(out, "reopen", "FAIL", "through /proc/PID/fd/N /proc/PID/map_files/<range>:");
 
 	/* the fault-time regime, modelled */
 	char *sel[] = { NULL, "check", "--case", "memlock", "--case", "memlock-selftest", "--case",

@@ -115,7 +115,7 @@ static int try_open(const char *path)
 int case_reopen(struct case_result *r)
 {
 	struct holder_child h;
-	char path[128], fd_part[160], mf_part[200];
+	char path[128], fd_part[160], mf_part[200], opened[160] = "";
 	size_t page = pagesz();
 	int err, ctl, checked = 0;
 
@@ -132,11 +132,8 @@ int case_reopen(struct case_result *r)
 	} else {
 		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)h.pid, h.fd);
 		err = try_open(path);
-		if (!err) {
-			case_holder_stop(&h);
-			return case_fail(r, "another process re-opened the secret memory file through "
-					 "/proc/PID/fd/N (O_RDWR): it can map the pages again");
-		}
+		if (!err)
+			strcat(opened, " /proc/PID/fd/N");
 		snprintf(fd_part, sizeof(fd_part), "/proc/PID/fd/N gives %s", cli_errno_name(err));
 		checked++;
 	}
@@ -151,16 +148,16 @@ int case_reopen(struct case_result *r)
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", (int)h.pid,
 			 (unsigned long)(uintptr_t)h.secret, (unsigned long)(uintptr_t)h.secret + page);
 		err = try_open(path);
-		if (!err) {
-			case_holder_stop(&h);
-			return case_fail(r, "another process re-opened the secret memory file through "
-					 "/proc/PID/map_files (O_RDWR): it can map the pages again");
-		}
+		if (!err)
+			strcat(opened, " /proc/PID/map_files/<range>");
 		snprintf(mf_part, sizeof(mf_part), "/proc/PID/map_files/<range> gives %s",
 			 cli_errno_name(err));
 		checked++;
 	}
 	case_holder_stop(&h);
+	if (opened[0])
+		return case_fail(r, "another process re-opened the secret memory file (O_RDWR) through"
+				 "%s: it can map the pages again", opened);
 	if (!checked)
 		return case_skip(r, "%s; %s", fd_part, mf_part);
 	return case_pass(r, "re-opening another process's secret memory file fails: %s; %s; "
