@@ -24,6 +24,24 @@
 
 #define PAGES 3
 
+static pid_t holder = -1;
+static char cgdir[1400];
+
+/* Also on a failed check (TL_FAIL exits): no holder, no cgroup left behind. */
+static void cleanup(void)
+{
+	int st;
+
+	if (holder > 0) {
+		kill(holder, SIGKILL);
+		waitpid(holder, &st, 0);
+		holder = -1;
+	}
+	for (int i = 0; cgdir[0] && i < 50 && rmdir(cgdir) != 0; i++)
+		usleep(20000);
+	cgdir[0] = '\0';
+}
+
 /* "hold" mode: the holder program. */
 static int hold(void)
 {
@@ -81,7 +99,7 @@ static int write_file(const char *path, const char *s)
 int main(int argc, char **argv)
 {
 	static char out[1 << 20];
-	char self[1024], preload[4096], unit[64], cgdir[1400] = "", path[1200], dir[64], prom[128];
+	char self[1024], preload[4096], unit[64], path[1200], dir[64], prom[128];
 	size_t size = PAGES * (size_t)sysconf(_SC_PAGESIZE);
 	int p[2], st, have_unit = 0;
 	char c;
@@ -102,7 +120,8 @@ int main(int argc, char **argv)
 	 * SECRETMEM_* variables, as a service would be started */
 	TL_CHECK(pipe(p) == 0, "pipe");
 	fflush(NULL);
-	pid_t holder = fork();
+	atexit(cleanup);
+	holder = fork();
 	TL_CHECK(holder >= 0, "fork");
 	if (holder == 0) {
 		char env_pre[4200];
@@ -214,11 +233,6 @@ int main(int argc, char **argv)
 	st = run_cli(both, out, sizeof(out), 1, NULL);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 64, "--json --quiet: %s", tl_status_str(st));
 
-	kill(holder, SIGKILL);
-	waitpid(holder, &st, 0);
-	if (cgdir[0]) {
-		for (int i = 0; i < 50 && rmdir(cgdir) != 0; i++)
-			usleep(20000);
-	}
+	cleanup();
 	return TL_PASS;
 }
