@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	snprintf(unit, sizeof(unit), "secretmem-test-%d.service", (int)getpid());
 	if (unit_hierarchy(path, sizeof(path)) == 0) {
 		snprintf(cgdir, sizeof(cgdir), "%s/%s", path, unit);
-		char procs[1100], pid[32];
+		char procs[1500], pid[32];
 		snprintf(procs, sizeof(procs), "%s/cgroup.procs", cgdir);
 		snprintf(pid, sizeof(pid), "%d", (int)holder);
 		have_unit = mkdir(cgdir, 0755) == 0 && write_file(procs, pid) == 0;
