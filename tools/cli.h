@@ -161,13 +161,6 @@ int cli_wait(pid_t pid);
 /* "exit 3", "signal 11 (Segmentation fault)" for a wait status (static buffer). */
 const char *cli_status_text(int status);
 
-/*
- * The options of check and status: --json sets *json; --help/-h prints the
- * usage to stdout; anything else is a usage error on stderr.  Returns the
- * exit code to leave with (>= 0), or -1 to go on.
- */
-int cli_parse_json_option(int argc, char **argv, const char *cmd,
-			  int (*usage)(FILE *out, int rc), int *json);
 /* "VmLck" of this process in bytes, or -errno. */
 long long cli_vmlck(void);
 /* 1 if capability cap is in the effective set, 0 if not, -errno. */

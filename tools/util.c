@@ -183,19 +183,3 @@ const char *cli_status_text(int st)
 		snprintf(buf, sizeof(buf), "status 0x%x", st);
 	return buf;
 }
-
-int cli_parse_json_option(int argc, char **argv, const char *cmd,
-			  int (*usage)(FILE *out, int rc), int *json)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			*json = 1;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			return usage(stdout, CLI_EXIT_OK);
-		} else {
-			fprintf(stderr, "secretmem %s: unknown argument '%s'\n", cmd, argv[i]);
-			return usage(stderr, CLI_EXIT_USAGE);
-		}
-	}
-	return -1;
-}
