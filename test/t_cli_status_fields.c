@@ -126,7 +126,9 @@ int main(int argc, char **argv)
 	if (holder == 0) {
 		char env_pre[4200];
 		snprintf(env_pre, sizeof(env_pre), "LD_PRELOAD=%s", preload);
-		char *env[] = { env_pre, "SECRETMEM_OPENSSL=all", "SECRETMEM_RELEASE_IDLE=1", NULL };
+		/* under ASan the preload module comes before the runtime */
+		char *env[] = { env_pre, "SECRETMEM_OPENSSL=all", "SECRETMEM_RELEASE_IDLE=1",
+				"ASAN_OPTIONS=verify_asan_link_order=0", NULL };
 		char *args[] = { self, "hold", "--key file with spaces", NULL };
 		dup2(p[1], 3);
 		execve(self, args, env);

@@ -391,7 +391,8 @@ static int scan_all(struct scan *sc)
 		}
 	}
 	closedir(d);
-	qsort(sc->h, sc->n, sizeof(*sc->h), pid_cmp);
+	if (sc->n) /* qsort(NULL, 0, ...) is undefined */
+		qsort(sc->h, sc->n, sizeof(*sc->h), pid_cmp);
 	return 0;
 }
 
