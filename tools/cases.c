@@ -7,7 +7,7 @@
  * of all cases.
  *
  * Each case checks one documented behaviour of memfd_secret(2) and returns
- * PASS, FAIL or SKIP with a one-line reason.  check.c runs every case in its
+ * PASS, FAIL, SKIP or INFO with a one-line reason.  check.c runs every case in its
  * own child process, so a case may crash, leak or change its own process
  * state (limits, capabilities) freely.  The cases call the kernel directly:
  * secretmem_memfd() (the library's raw system call) and libc.  The expected

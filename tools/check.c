@@ -4,11 +4,13 @@
  * check.c - `secretmem check`: is secret memory usable here, and does the
  * kernel's memfd_secret(2) behave as documented?
  *
- * The verdict comes from secretmem_supported(); the cases (cases.c) then run
- * one by one, each in its own child process (in its own process group, under
- * an alarm), and report PASS, FAIL or SKIP with a one-line reason through a
- * pipe; a case that crashes or hangs is a FAIL with the signal as reason, and
- * the tool goes on.  Then the environment is printed.
+ * The verdict comes from secretmem_supported() and the memory-lock limit;
+ * the cases (cases*.c) then run one by one, each in its own child process
+ * (in its own process group, under an alarm), and report PASS, FAIL, SKIP or
+ * INFO (a fact, neither pass nor fail) with a one-line reason through a pipe;
+ * a case that crashes or hangs is a FAIL with the signal as reason, and the
+ * tool goes on.  gather_check() fills one struct check_report; the text and
+ * JSON renderers only read it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
