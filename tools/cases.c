@@ -10,8 +10,9 @@
  * PASS, FAIL, SKIP or INFO with a one-line reason.  check.c runs every case in its
  * own child process, so a case may crash, leak or change its own process
  * state (limits, capabilities) freely.  The cases call the kernel directly:
- * secretmem_memfd() (the library's raw system call) and libc.  The expected
- * behaviour of each case is described in secretmem(1).
+ * cli_memfd_secret() and the memory-lock operations of fake.c (the raw
+ * system calls, or the fake kernel's under SECRETMEM_CHECK_FAKE_KERNEL) and
+ * libc.  The expected behaviour of each case is described in secretmem(1).
  */
 #define _GNU_SOURCE
 #include <errno.h>
