@@ -3,17 +3,22 @@
 # Copyright (c) 2026 the secretmem authors
 """Validate the --json output of the secretmem CLI (used by test/t_cli_*.c).
 
-  cli_json.py check FILE VERDICT
+  cli_json.py check FILE VERDICT [subset]
       FILE holds `secretmem check --json`; every documented key is present
-      with the documented type, verdict == VERDICT ("usable"/"not usable"),
-      the summary matches the cases.
+      with the documented type, verdict == VERDICT ("usable", "not usable",
+      "memlock limit too small"), every case is listed in order (subset: the
+      cases chosen with --case, in order), fact cases are INFO or SKIP, the
+      summary matches the cases.
   cli_json.py status FILE [+PID:MAPPED:RESIDENT:MAPPINGS:FDS:FILES[:COMMAND]]... [-PID]...
       FILE holds `secretmem status --json`; +PID must be listed with those
       values (COMMAND optional, compared after JSON decoding; may use \\xNN
-      escapes), -PID must not be listed.
+      escapes, or *), each +PID spec may end in @FIELD=VALUE or @FIELD~=SUBSTRING
+      checks (FIELD: cmdline, unit, container, user, seen, mode), -PID must not
+      be listed; the visibility block and quiet_exit_status agree with the facts.
 Exit 0 when valid, 1 otherwise (the reason on stderr).
 """
 import json
+import re
 import sys
 
 STR = (str,)
@@ -25,28 +30,41 @@ BOOL = (bool,)
 CHECK_KEYS = {
     "tool": STR, "version": STR, "command": STR, "verdict": STR, "usable": BOOL,
     "reason": OPT_STR, "error": OPT_STR, "backend": STR, "fallback": BOOL,
-    "exit_status": NUM, "summary": (dict,), "cases": (list,), "environment": (dict,),
+    "fake_kernel": OPT_STR, "exit_status": NUM, "summary": (dict,), "cases": (list,),
+    "environment": (dict,),
 }
-SUMMARY_KEYS = {"passed": NUM, "failed": NUM, "skipped": NUM}
+SUMMARY_KEYS = {"passed": NUM, "failed": NUM, "skipped": NUM, "info": NUM}
 CASE_KEYS = {"name": STR, "checks": STR, "result": STR, "reason": STR}
-CASE_NAMES = ["flags", "fd", "size", "mmap", "locking", "memlock", "proc-mem",
-              "process-vm-readv", "ptrace", "o-direct", "vmsplice", "write",
-              "coredump", "fork", "exec", "hibernation"]
+CASE_NAMES = ["flags", "fd", "size", "mmap", "locking", "memlock", "memlock-selftest",
+              "memlock-touch", "proc-mem", "process-vm-readv", "ptrace", "reopen",
+              "pidfd-getfd", "no-fd", "o-direct", "vmsplice", "vmsplice-remap", "io-uring",
+              "userfaultfd", "mremap", "madvise", "pagemap", "memcg", "write", "coredump",
+              "fork", "exec", "hibernation"]
+# cases that report a fact: INFO (or SKIP), never PASS/FAIL
+INFO_CASES = {"pidfd-getfd", "pagemap"}
+VERDICTS = {"usable": 0, "not usable": 2, "memlock limit too small": 3}
 ENV_KEYS = {
     "kernel_release": STR, "architecture": STR, "syscall_number": OPT_NUM,
     "secretmem_enable": OPT_STR, "seccomp_mode": OPT_NUM, "memlock_soft": OPT_NUM,
-    "memlock_hard": OPT_NUM, "cap_ipc_lock": BOOL, "memlock_regime": STR,
+    "memlock_hard": OPT_NUM, "memlock_locked": OPT_NUM, "memlock_needed": NUM,
+    "cap_ipc_lock": BOOL, "memlock_regime": STR,
     "hibernation": STR, "power_state": STR, "power_disk": OPT_STR,
     "directmap_4k_kb": OPT_NUM, "directmap_2m_kb": OPT_NUM, "directmap_1g_kb": OPT_NUM,
 }
 STATUS_KEYS = {
     "tool": STR, "version": STR, "command": STR, "processes": (list,),
-    "totals": (dict,), "scanned": NUM, "uninspected": NUM, "hibernation": (dict,),
+    "totals": (dict,), "scanned": NUM, "uninspected": NUM, "uninspected_pids": (list,),
+    "visibility": (dict,), "hibernation": (dict,), "quiet_exit_status": NUM,
 }
 PROC_KEYS = {
-    "pid": NUM, "command": STR, "user": STR, "uid": OPT_NUM, "mapped_bytes": NUM,
+    "pid": NUM, "command": STR, "cmdline": STR, "user": STR, "uid": OPT_NUM,
+    "unit": OPT_STR, "container": OPT_STR, "mapped_bytes": NUM,
     "resident_bytes": NUM, "mappings": NUM, "fds": NUM, "files": NUM,
+    "libsecretmem": (dict,),
 }
+LIB_KEYS = {"seen": STR, "mode": STR, "environment": OPT_STR}
+VIS_KEYS = {"complete": BOOL, "hidepid": OPT_STR, "subset": OPT_STR, "gid": OPT_NUM,
+            "hidden_processes_possible": BOOL, "pid_namespace": BOOL}
 TOTAL_KEYS = {"processes": NUM, "mapped_bytes": NUM, "resident_bytes": NUM,
               "fds": NUM, "files": NUM}
 HIB_KEYS = {"state": STR, "blocking_processes": NUM, "power_state": STR}
@@ -74,40 +92,57 @@ def keys(obj, spec, where):
         die("%s has undocumented keys %s" % (where, sorted(extra)))
 
 
-def check(doc, verdict):
+def check(doc, verdict, want_subset=False):
     keys(doc, CHECK_KEYS, "check")
     if doc["tool"] != "secretmem" or doc["command"] != "check":
         die("tool/command wrong")
     if doc["verdict"] != verdict:
         die("verdict %r, expected %r (reason: %s)" % (doc["verdict"], verdict, doc["reason"]))
+    if doc["verdict"] not in VERDICTS:
+        die("verdict %r is not documented" % doc["verdict"])
     if doc["usable"] != (verdict == "usable"):
         die("usable disagrees with verdict")
     if doc["usable"] and (doc["reason"] is not None or doc["error"] is not None):
         die("usable, but reason/error set")
     if not doc["usable"] and not doc["reason"]:
         die("not usable without a reason")
+    if verdict != "usable" and doc["exit_status"] != VERDICTS[verdict]:
+        die("exit_status %d for verdict %r" % (doc["exit_status"], verdict))
     if doc["backend"] not in ("secret", "fallback", "none"):
         die("backend %r" % doc["backend"])
     keys(doc["summary"], SUMMARY_KEYS, "summary")
     names = []
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "INFO": 0}
     for i, c in enumerate(doc["cases"]):
         keys(c, CASE_KEYS, "cases[%d]" % i)
         if c["result"] not in counts:
             die("case %s result %r" % (c["name"], c["result"]))
         if not c["reason"]:
             die("case %s has no reason" % c["name"])
+        if c["name"] in INFO_CASES and c["result"] in ("PASS", "FAIL"):
+            die("case %s reports a fact, but is %s" % (c["name"], c["result"]))
+        if c["result"] == "INFO" and c["name"] not in INFO_CASES:
+            die("case %s is INFO, but is not a fact case" % c["name"])
         counts[c["result"]] += 1
         names.append(c["name"])
-    if names != CASE_NAMES:
+    # all cases in order, or (check --case) a subset in the same order
+    if names != CASE_NAMES and names != [n for n in CASE_NAMES if n in names]:
         die("case names %s" % names)
+    if len(names) != len(set(names)) or (len(names) < len(CASE_NAMES) and not want_subset):
+        die("case names %s (expected all %d)" % (names, len(CASE_NAMES)))
     s = doc["summary"]
-    if (s["passed"], s["failed"], s["skipped"]) != (counts["PASS"], counts["FAIL"], counts["SKIP"]):
+    if (s["passed"], s["failed"], s["skipped"], s["info"]) != (
+            counts["PASS"], counts["FAIL"], counts["SKIP"], counts["INFO"]):
         die("summary %s does not match the cases %s" % (s, counts))
+    if doc["exit_status"] == 0 and counts["FAIL"]:
+        die("exit_status 0 with failed cases")
     keys(doc["environment"], ENV_KEYS, "environment")
     env = doc["environment"]
     if env["hibernation"] not in ("available", "unavailable", "not supported"):
         die("environment.hibernation %r" % env["hibernation"])
+    if doc["fake_kernel"] not in (None, "plain", "charge-at-touch", "charge-at-touch-nosigbus",
+                                  "charge-at-touch-uncharge"):
+        die("fake_kernel %r" % doc["fake_kernel"])
     if env["memlock_regime"] not in ("mmap-time", "fault-time", "unknown"):
         die("environment.memlock_regime %r" % env["memlock_regime"])
     print("check json ok: %s, %s" % (doc["verdict"], s))
@@ -120,9 +155,22 @@ def status(doc, specs):
     by_pid = {}
     for i, p in enumerate(doc["processes"]):
         keys(p, PROC_KEYS, "processes[%d]" % i)
+        keys(p["libsecretmem"], LIB_KEYS, "processes[%d].libsecretmem" % i)
+        if p["libsecretmem"]["seen"] not in ("preload", "shared-library", "not seen"):
+            die("processes[%d].libsecretmem.seen %r" % (i, p["libsecretmem"]["seen"]))
         by_pid[p["pid"]] = p
     keys(doc["totals"], TOTAL_KEYS, "totals")
     keys(doc["hibernation"], HIB_KEYS, "hibernation")
+    keys(doc["visibility"], VIS_KEYS, "visibility")
+    v = doc["visibility"]
+    if v["complete"] != (not doc["uninspected"] and not v["hidden_processes_possible"]
+                         and not v["pid_namespace"]):
+        die("visibility.complete disagrees with the facts")
+    want_quiet = 1 if doc["processes"] else (0 if v["complete"] else 2)
+    if doc["quiet_exit_status"] != want_quiet:
+        die("quiet_exit_status %d, expected %d" % (doc["quiet_exit_status"], want_quiet))
+    if len(doc["uninspected_pids"]) != min(doc["uninspected"], 64):
+        die("uninspected_pids does not match uninspected")
     t = doc["totals"]
     if t["processes"] != len(doc["processes"]):
         die("totals.processes %d != %d listed" % (t["processes"], len(doc["processes"])))
@@ -137,6 +185,11 @@ def status(doc, specs):
             if pid in by_pid:
                 die("pid %d is still listed: %s" % (pid, by_pid[pid]))
             continue
+        # +PID:...:COMMAND may end in @FIELD=VALUE checks (cmdline~=substring,
+        # unit=, seen=, mode~=)
+        extra = []
+        if "@" in spec:
+            spec, *extra = spec.split("@")
         parts = spec[1:].split(":", 6)
         pid = int(parts[0])
         if pid not in by_pid:
@@ -147,10 +200,15 @@ def status(doc, specs):
         for k, v in want.items():
             if p[k] != v:
                 die("pid %d: %s is %d, expected %d (%s)" % (pid, k, p[k], v, p))
-        if len(parts) > 6:
+        if len(parts) > 6 and parts[6] != "*":
             comm = parts[6].encode().decode("unicode_escape")
             if p["command"] != comm:
                 die("pid %d: command %r, expected %r" % (pid, p["command"], comm))
+        for e in extra:
+            field, op, val = re.match(r"(\w+)(~?=)(.*)", e).groups()
+            have = p["libsecretmem"][field] if field in LIB_KEYS else p[field]
+            if (op == "=" and have != val) or (op == "~=" and (have is None or val not in have)):
+                die("pid %d: %s is %r, expected %s%r" % (pid, field, have, op, val))
     print("status json ok: %d processes listed" % len(doc["processes"]))
 
 
@@ -164,7 +222,8 @@ def main():
     except (UnicodeDecodeError, ValueError) as e:
         die("not valid JSON: %s" % e)
     if sys.argv[1] == "check":
-        check(doc, sys.argv[3] if len(sys.argv) > 3 else "usable")
+        check(doc, sys.argv[3] if len(sys.argv) > 3 else "usable",
+              len(sys.argv) > 4 and sys.argv[4] == "subset")
     elif sys.argv[1] == "status":
         status(doc, sys.argv[3:])
     else:

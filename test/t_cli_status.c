@@ -96,6 +96,19 @@ int main(void)
 	unlink(file);
 	TL_CHECK(ok, "status --json rejected:\n%s", out);
 
+	/* the Prometheus file escapes the odd name in its labels */
+	char prom[64], sample[256];
+	snprintf(prom, sizeof(prom), "/tmp/t_cli_status-%d.prom", (int)getpid());
+	char *promargs[] = { NULL, "status", "--prometheus", prom, "--quiet", NULL };
+	st = run_cli(promargs, out, sizeof(out), 0, NULL);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status --prometheus: %s", tl_status_str(st));
+	snprintf(sample, sizeof(sample), "secretmem_process_mapped_bytes{pid=\"%d\","
+		 "command=\"a\\\"b\\\\x5cc\\\\x01\\\\x09\\\\xff\"}=0", (int)fdonly);
+	char *pp[] = { "python3", "test/cli_prom.py", prom, sample, NULL };
+	ok = json_ok(pp);
+	unlink(prom);
+	TL_CHECK(ok, "status --prometheus rejected (want %s)", sample);
+
 	kill(region, SIGKILL);
 	kill(fdonly, SIGKILL);
 	waitpid(region, &st, 0);

@@ -7,11 +7,12 @@
  * of all cases.
  *
  * Each case checks one documented behaviour of memfd_secret(2) and returns
- * PASS, FAIL or SKIP with a one-line reason.  check.c runs every case in its
+ * PASS, FAIL, SKIP or INFO with a one-line reason.  check.c runs every case in its
  * own child process, so a case may crash, leak or change its own process
  * state (limits, capabilities) freely.  The cases call the kernel directly:
- * secretmem_memfd() (the library's raw system call) and libc.  The expected
- * behaviour of each case is described in secretmem(1).
+ * cli_memfd_secret() and the memory-lock operations of fake.c (the raw
+ * system calls, or the fake kernel's under SECRETMEM_CHECK_FAKE_KERNEL) and
+ * libc.  The expected behaviour of each case is described in secretmem(1).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,6 +47,7 @@ void cli_cases_init(void)
 {
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	cases_access_init(page);
+	cases_mm_init(page);
 }
 
 /* ---- reporting from inside a case ------------------------------------ */
@@ -76,6 +78,15 @@ int case_fail(struct case_result *r, const char *fmt, ...)
 	return v;
 }
 
+int case_info(struct case_result *r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int v = vset(r, CASE_INFO, fmt, ap);
+	va_end(ap);
+	return v;
+}
+
 int case_skip(struct case_result *r, const char *fmt, ...)
 {
 	va_list ap;
@@ -90,22 +101,16 @@ int case_skip(struct case_result *r, const char *fmt, ...)
 
 static long raw_memfd_secret(unsigned int flags)
 {
-#ifdef CLI_NR_MEMFD_SECRET
-	return syscall(CLI_NR_MEMFD_SECRET, flags);
-#else
-	(void)flags;
-	errno = ENOSYS;
-	return -1;
-#endif
+	return cli_memfd_secret(flags); /* the raw call, or the fake kernel's */
 }
 
 /* A secretmem fd of the given size (0: left unsized); -errno on failure. */
-static int secret_fd(size_t size, unsigned int flags)
+int case_secret_fd(size_t size, unsigned int flags)
 {
-	int fd = secretmem_memfd(flags);
+	int fd = cli_memfd_secret(flags);
 
 	if (fd < 0)
-		return fd;
+		return -errno;
 	if (size && ftruncate(fd, (off_t)size) != 0) {
 		int err = errno;
 		close(fd);
@@ -117,7 +122,7 @@ static int secret_fd(size_t size, unsigned int flags)
 /* size bytes of secret memory, mapped shared read-write; NULL + errno. */
 unsigned char *cli_secret_map(size_t size)
 {
-	int fd = secret_fd(size, O_CLOEXEC);
+	int fd = case_secret_fd(size, O_CLOEXEC);
 	void *p;
 
 	if (fd < 0) {
@@ -201,7 +206,7 @@ int cli_vmflags_of(const void *addr, char *flags, size_t size)
 	return rc;
 }
 
-static int drop_cap_ipc_lock(void)
+int case_drop_cap_ipc_lock(void)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2];
@@ -258,7 +263,7 @@ static int case_fd(struct case_result *r)
 {
 	struct stat st;
 	char b[16] = { 0 }, seen[256];
-	int fd = secret_fd(0, O_CLOEXEC), fl;
+	int fd = case_secret_fd(0, O_CLOEXEC), fl;
 	size_t used = 0;
 
 	if (fd < 0)
@@ -298,7 +303,7 @@ static int case_size(struct case_result *r)
 {
 	static const size_t again[] = { 1, 2, 0 }; /* in pages */
 	struct stat st;
-	int fd = secret_fd(0, O_CLOEXEC);
+	int fd = case_secret_fd(0, O_CLOEXEC);
 
 	if (fd < 0)
 		return case_fail(r, "memfd_secret: %s", cli_errno_name(-fd));
@@ -321,7 +326,7 @@ static int case_size(struct case_result *r)
 
 static int case_mmap(struct case_result *r)
 {
-	int fd = secret_fd(page, O_CLOEXEC);
+	int fd = case_secret_fd(page, O_CLOEXEC);
 	unsigned char *m;
 	void *p;
 	char exec_err[32];
@@ -395,14 +400,14 @@ static int case_memlock(struct case_result *r)
 	unsigned char *m1, *m2, *m3;
 	int fd, rc;
 
-	rc = drop_cap_ipc_lock();
+	rc = case_drop_cap_ipc_lock();
 	if (rc < 0 && cli_has_cap_ipc_lock() != 0)
 		return case_skip(r, "cannot drop CAP_IPC_LOCK: %s", cli_errno_name(-rc));
 	if (cli_has_cap_ipc_lock() != 0)
 		return case_skip(r, "CAP_IPC_LOCK is still held after dropping it");
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
 		return case_skip(r, "cannot set RLIMIT_MEMLOCK to 64 KiB: %s", ENAME());
-	fd = secret_fd(1u << 20, O_CLOEXEC);
+	fd = case_secret_fd(1u << 20, O_CLOEXEC);
 	if (fd < 0)
 		return case_fail(r, "memfd_secret: %s", cli_errno_name(-fd));
 	m1 = mmap(NULL, 2 * lim, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -425,20 +430,16 @@ static int case_memlock(struct case_result *r)
 	}
 	/* fault-time regime: each page charged when faulted; fault from the
 	 * kernel side (read from /dev/zero) so a refused charge is an error */
-	int z = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	size_t got = 0;
 	const char *why = "no error";
-	if (z < 0)
-		return case_skip(r, "open /dev/zero: %s", ENAME());
 	while (got < 2 * lim) {
-		ssize_t n = read(z, m1 + got, page);
-		if (n != (ssize_t)page) {
-			why = n < 0 ? ENAME() : "a short read";
+		int err = cli_kernel_fault(m1 + got, page);
+		if (err < 0) {
+			why = cli_errno_name(-err);
 			break;
 		}
 		got += page;
 	}
-	close(z);
 	if (got > lim)
 		return case_fail(r, "fault-time regime: %zu KiB faulted in under a 64 KiB limit (%s)",
 			    got / 1024, why);
@@ -509,7 +510,7 @@ int cmd_probe_fd(int argc, char **argv)
 
 static int case_exec(struct case_result *r)
 {
-	int keep = secret_fd(0, 0), cloexec = secret_fd(0, O_CLOEXEC), st;
+	int keep = case_secret_fd(0, 0), cloexec = case_secret_fd(0, O_CLOEXEC), st;
 	char a[16], b[16];
 	pid_t pid;
 
@@ -555,7 +556,7 @@ static int case_hibernation(struct case_result *r)
 	if (h == CLI_HIBERNATION_UNAVAILABLE)
 		return case_skip(r, "hibernation is already unavailable (another process holds secret "
 			       "memory - see `secretmem status` - or nohibernate/lockdown)");
-	fd = secret_fd(0, O_CLOEXEC);
+	fd = case_secret_fd(0, O_CLOEXEC);
 	if (fd < 0)
 		return case_fail(r, "memfd_secret: %s", cli_errno_name(-fd));
 	cli_hibernation(during, sizeof(during));
@@ -579,13 +580,34 @@ const struct check_case cli_cases[] = {
 	{ "locking", "mlock ENOMEM, MADV_POPULATE_WRITE EINVAL, MADV_DONTFORK works", case_locking },
 	{ "memlock", "RLIMIT_MEMLOCK is enforced without CAP_IPC_LOCK (mmap-time or fault-time)",
 	  case_memlock },
+	{ "memlock-selftest", "every capability dropped: a map of the limit works, twice it fails "
+	  "(mmap-time regime)", case_memlock_selftest },
+	{ "memlock-touch", "a touch past the limit is SIGBUS and the charge outlives munmap "
+	  "(fault-time regime)", case_memlock_touch },
 	{ "proc-mem", "another process cannot read the pages through /proc/PID/mem", case_proc_mem },
 	{ "process-vm-readv", "another process cannot read the pages with process_vm_readv",
 	  case_process_vm_readv },
 	{ "ptrace", "a tracer cannot read the pages with PTRACE_PEEKDATA", case_ptrace },
+	{ "reopen", "/proc/PID/fd/N and /proc/PID/map_files of a secret mapping cannot be re-opened",
+	  case_reopen },
+	{ "pidfd-getfd", "fact: pidfd_getfd takes an open secret memory fd, which maps the pages",
+	  case_pidfd_getfd },
+	{ "no-fd", "libsecretmem keeps no secret memory fd open for its regions and blocks",
+	  case_no_fd },
 	{ "o-direct", "O_DIRECT I/O from a secret buffer fails (pages cannot be pinned)",
 	  case_o_direct },
 	{ "vmsplice", "vmsplice of a secret buffer fails (pages cannot be pinned)", case_vmsplice },
+	{ "vmsplice-remap", "vmsplice is EFAULT for fresh, touched and re-mapped secret pages",
+	  case_vmsplice_remap },
+	{ "io-uring", "io_uring cannot register a secret buffer (IORING_REGISTER_BUFFERS)",
+	  case_io_uring },
+	{ "userfaultfd", "userfaultfd registration of a secret range is EINVAL", case_userfaultfd },
+	{ "mremap", "mremap grows (SIGBUS past the file's end) and moves a secret mapping",
+	  case_mremap },
+	{ "madvise", "MERGEABLE/HUGEPAGE/FREE/COLD/PAGEOUT keep the contents; nothing is merged",
+	  case_madvise },
+	{ "pagemap", "fact: what /proc/self/pagemap shows of a touched secret page", case_pagemap },
+	{ "memcg", "touched secret pages are charged to the memory cgroup", case_memcg },
 	{ "write", "plain write()/read() from and into a secret buffer work", case_write },
 	{ "coredump", "the pages are excluded from core dumps", case_coredump },
 	{ "fork", "a forked child shares the mapping unless MADV_DONTFORK", case_fork },

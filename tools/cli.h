@@ -18,6 +18,12 @@
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_CASE_FAILED 1
 #define CLI_EXIT_NOT_USABLE 2
+#define CLI_EXIT_MEMLOCK 3      /* check: memory-lock limit too small here */
+/* status --quiet: nothing holds secret memory / something does / could not
+ * inspect or see every process (hidepid, PID namespace, permission). */
+#define CLI_EXIT_STATUS_NONE 0
+#define CLI_EXIT_STATUS_HELD 1
+#define CLI_EXIT_STATUS_INCOMPLETE 2
 #define CLI_EXIT_USAGE 64
 #define CLI_EXIT_UNAVAILABLE 69
 #define CLI_EXIT_OSERR 71
@@ -44,7 +50,8 @@ int cmd_exec(int argc, char **argv);
 int cmd_probe_fd(int argc, char **argv);
 
 /* ---- cases.c: the conformance cases of `secretmem check` --------------- */
-enum case_verdict { CASE_PASS, CASE_FAIL, CASE_SKIP };
+/* INFO: a fact of the kernel reported as found, neither pass nor fail. */
+enum case_verdict { CASE_PASS, CASE_FAIL, CASE_SKIP, CASE_INFO };
 
 struct case_result {
 	int verdict;        /* enum case_verdict */
@@ -65,6 +72,51 @@ void cli_cases_init(void);
 unsigned char *cli_secret_map(size_t size);
 /* VmFlags of the mapping of this process that holds addr; 0 or -errno. */
 int cli_vmflags_of(const void *addr, char *flags, size_t size);
+
+/* ---- fake.c: the kernel the cases talk to, real or fake ---------------- */
+/*
+ * SECRETMEM_CHECK_FAKE_KERNEL (read once with secure_getenv) replaces the
+ * secret memory the cases create, for testing `check` itself:
+ *   plain                    memfd_create(2) files: ordinary shared memory,
+ *                            which every secrecy case must FAIL on;
+ *   charge-at-touch          plain files plus a user-space model of the
+ *                            fault-time memory-lock regime (commit
+ *                            97d34aa65c29): no VM_LOCKED, each page charged
+ *                            when first touched, SIGBUS (EFAULT from the
+ *                            kernel side) past RLIMIT_MEMLOCK, the charge
+ *                            held by the file's pages until they are freed;
+ *   charge-at-touch-nosigbus the same model, but a touch past the limit works;
+ *   charge-at-touch-uncharge the same model, but munmap drops the charge.
+ * The verdict line of `check` names a fake kernel; it never passes as real.
+ */
+enum cli_fake {
+	CLI_FAKE_NONE,
+	CLI_FAKE_PLAIN,
+	CLI_FAKE_TOUCH,
+	CLI_FAKE_TOUCH_NOSIGBUS,
+	CLI_FAKE_TOUCH_UNCHARGE,
+	CLI_FAKE_INVALID,
+};
+/* The fake kernel selected by the environment (CLI_FAKE_NONE normally). */
+int cli_fake_kernel(void);
+/* A fresh model state for the case about to run (called in its child). */
+void cli_fake_reset(void);
+const char *cli_fake_name(int fake);
+/* memfd_secret(2) (or its fake): an fd, or -1 with errno set. */
+int cli_memfd_secret(unsigned int flags);
+/* 1 if addr is in a mapping of a secretmem file (/proc/self/maps name),
+ * 0 if not, -errno if unknown. */
+int cli_is_secret_mapping(const void *addr);
+/* The memory-lock model: 1 when mapping a secretmem file makes a VM_LOCKED
+ * mapping (the mmap-time regime), 0 when not (fault-time), -errno unknown. */
+int cli_mapping_locked(const void *addr);
+/* Fault the page at p in from the kernel side (read(2) from /dev/zero):
+ * 0, or -errno (EFAULT where the fault-time regime refuses the charge). */
+int cli_kernel_fault(unsigned char *p, size_t len);
+/* Touch (write) the page at p from user space: may raise SIGBUS. */
+void cli_touch(unsigned char *p);
+/* munmap(2), with the fake's accounting. */
+int cli_unmap(void *p, size_t len);
 
 /* ---- json.c: a small streaming JSON writer ---------------------------- */
 #define JSON_MAX_DEPTH 16
@@ -109,13 +161,10 @@ int cli_wait(pid_t pid);
 /* "exit 3", "signal 11 (Segmentation fault)" for a wait status (static buffer). */
 const char *cli_status_text(int status);
 
-/*
- * The options of check and status: --json sets *json; --help/-h prints the
- * usage to stdout; anything else is a usage error on stderr.  Returns the
- * exit code to leave with (>= 0), or -1 to go on.
- */
-int cli_parse_json_option(int argc, char **argv, const char *cmd,
-			  int (*usage)(FILE *out, int rc), int *json);
+/* "VmLck" of this process in bytes, or -errno. */
+long long cli_vmlck(void);
+/* 1 if capability cap is in the effective set, 0 if not, -errno. */
+int cli_has_cap(int cap);
 /* Hibernation state of the machine. */
 enum cli_hibernation {
 	CLI_HIBERNATION_AVAILABLE,     /* "disk" in /sys/power/state       */

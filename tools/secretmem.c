@@ -17,16 +17,20 @@ static void usage(FILE *out)
 	fputs("usage: secretmem [--help] [--version] COMMAND [OPTIONS]\n"
 	      "\n"
 	      "Commands:\n"
-	      "  check [--json]   is secret memory (memfd_secret) usable here, and does the\n"
+	      "  check [--json] [--case NAME]...\n"
+	      "                   is secret memory (memfd_secret) usable here, and does the\n"
 	      "                   kernel behave as documented? Runs the conformance cases.\n"
-	      "  status [--json]  list the processes that hold secret memory (which keeps\n"
-	      "                   the machine from hibernating)\n"
+	      "  status [--json] [--quiet] [--prometheus FILE]\n"
+	      "                   why can't this machine hibernate: the processes that hold\n"
+	      "                   secret memory, for people, scripts and monitoring\n"
 	      "  exec [--mode M] -- PROGRAM [ARGS...]\n"
 	      "                   run a program with libsecretmem's preload module\n"
 	      "  help             show this text\n"
 	      "\n"
-	      "Exit status of check: 0 usable and every case passed, 1 a case failed,\n"
-	      "2 secret memory not usable here; 64 usage error.  See secretmem(1).\n",
+	      "Exit status of check: 0 usable and no case failed, 1 a case failed,\n"
+	      "2 secret memory not usable here, 3 memory-lock limit too small; of\n"
+	      "status --quiet: 0 none, 1 held, 2 not every process seen; 64 usage error.\n"
+	      "See secretmem(1).\n",
 	      out);
 }
 

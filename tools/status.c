@@ -10,6 +10,14 @@
  * process.  Mappings are matched by name and, when this process can create a
  * secretmem file itself, by the device of the secretmem mount, so a deleted
  * ordinary file that happens to be called /secretmem is not counted.
+ *
+ * gather_status() fills one struct status_report: the holders (with their
+ * command line, user, systemd unit or container, bytes, fds and what can be
+ * seen from outside of libsecretmem: the shared library or the preload
+ * module mapped, SECRETMEM_* variables of the initial environment), the
+ * processes that could not be inspected, and whether some could not even
+ * be seen (hidepid mount option of /proc, a PID namespace).  One renderer
+ * per format (text, JSON, Prometheus text exposition) reads that report.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -21,8 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #include "secretmem.h"
 #include "cli.h"
@@ -55,10 +65,18 @@ static int set_add(struct file_set *s, dev_t dev, ino_t ino)
 	return 1;
 }
 
+enum lib_seen { LIB_NONE, LIB_SHARED, LIB_PRELOAD };
+
 struct holder {
 	pid_t pid;
 	uid_t uid;
 	char comm[64];
+	char cmdline[1024];          /* arguments joined by spaces, raw bytes  */
+	char unit[256];              /* systemd unit from the cgroup, "" if none */
+	char container[160];         /* container/namespace, "" if none         */
+	int lib;                     /* enum lib_seen                           */
+	char lib_env[256];           /* SECRETMEM_* of the initial environment  */
+	int env_readable;
 	unsigned long long mapped;   /* bytes: smaps Size of secretmem mappings */
 	unsigned long long resident; /* bytes: smaps Rss of those mappings      */
 	unsigned mappings;
@@ -66,7 +84,10 @@ struct holder {
 	unsigned files;              /* distinct secretmem files (by inode)    */
 };
 
+#define MAX_UNINSPECTED 64
+
 struct scan {
+	pid_t uninspected_pid[MAX_UNINSPECTED];
 	int dev_known;
 	dev_t dev;                   /* device of secretmem files */
 	struct holder *h;
@@ -87,7 +108,7 @@ static int is_secretmem_path(const char *s)
  */
 static int scan_maps(struct scan *sc, pid_t pid, struct holder *h, struct file_set *files)
 {
-	char path[64], line[1024];
+	char path[64], line[4096];
 	FILE *f;
 	int in = 0;
 
@@ -107,6 +128,12 @@ static int scan_maps(struct scan *sc, pid_t pid, struct holder *h, struct file_s
 			   &major_nr, &minor_nr, &ino, &name_at) >= 7 && name_at > 0) {
 			char *name = line + name_at;
 			name[strcspn(name, "\n")] = '\0';
+			const char *base = strrchr(name, '/');
+			base = base ? base + 1 : name;
+			if (strncmp(base, "libsecretmem-preload.so", 23) == 0)
+				h->lib = LIB_PRELOAD;
+			else if (strncmp(base, "libsecretmem.so", 15) == 0 && h->lib == LIB_NONE)
+				h->lib = LIB_SHARED;
 			in = is_secretmem_path(name) &&
 			     (!sc->dev_known || (major(sc->dev) == major_nr && minor(sc->dev) == minor_nr));
 			if (in) {
@@ -162,10 +189,99 @@ static int scan_fds(struct scan *sc, pid_t pid, struct holder *h, struct file_se
 	return 0;
 }
 
+/* Reads a /proc file that may hold NUL bytes; returns the length or -errno. */
+static ssize_t read_raw(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t used = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (used < size - 1) {
+		ssize_t n = read(fd, buf + used, size - 1 - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	buf[used] = '\0';
+	return (ssize_t)used;
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* The systemd unit and the container of a process, from its cgroup path
+ * (cgroup v2 "0::" line, else the v1 name=systemd hierarchy). */
+static void unit_from_cgroup(const char *cg, struct holder *h)
+{
+	const char *p = cg, *user = NULL;
+	size_t user_len = 0;
+
+	h->unit[0] = h->container[0] = '\0';
+	while (*p) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (n == 0)
+			break;
+		if (strncmp(p, "user@", 5) == 0 && ends_with(p, n, ".service")) {
+			user = p;
+			user_len = n;
+		} else if (ends_with(p, n, ".service") || ends_with(p, n, ".scope") ||
+			   ends_with(p, n, ".socket") || ends_with(p, n, ".mount")) {
+			if (user)
+				snprintf(h->unit, sizeof(h->unit), "%.*s (in %.*s)", (int)n, p,
+					 (int)user_len, user);
+			else
+				snprintf(h->unit, sizeof(h->unit), "%.*s", (int)n, p);
+		}
+		static const struct {
+			const char *prefix, *name;
+		} rt[] = { { "docker-", "docker" }, { "libpod-", "podman" },
+			   { "cri-containerd-", "containerd" }, { "crio-", "cri-o" } };
+		for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+			size_t k = strlen(rt[i].prefix);
+			if (n > k && strncmp(p, rt[i].prefix, k) == 0)
+				snprintf(h->container, sizeof(h->container), "%s %.12s", rt[i].name, p + k);
+		}
+		if (strncmp(p, "docker", n) == 0 && n == 6 && p[n] == '/')
+			snprintf(h->container, sizeof(h->container), "docker %.12s", p + n + 1);
+		if (n >= 8 && strncmp(p, "kubepods", 8) == 0 && !h->container[0])
+			snprintf(h->container, sizeof(h->container), "kubernetes pod");
+		p += n;
+	}
+}
+
+static void read_cgroup(pid_t pid, struct holder *h)
+{
+	char path[64], buf[4096], v1[1024] = "";
+	const char *v2 = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (cli_read_file(path, buf, sizeof(buf)) < 0)
+		return;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, "0::", 3) == 0)
+			v2 = line + 3;
+		else if (strstr(line, ":name=systemd:"))
+			snprintf(v1, sizeof(v1), "%s", strstr(line, ":name=systemd:") + 14);
+	}
+	/* on a hybrid system the v2 path is "/" unless systemd uses it */
+	unit_from_cgroup(v1[0] ? v1 : v2 ? v2 : "", h);
+}
+
 static void read_identity(pid_t pid, struct holder *h)
 {
 	char path[64], buf[4096];
 	const char *p;
+	struct stat mine, theirs;
+	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	if (cli_read_file(path, h->comm, sizeof(h->comm)) < 0)
@@ -174,6 +290,35 @@ static void read_identity(pid_t pid, struct holder *h)
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if (cli_read_file(path, buf, sizeof(buf)) >= 0 && (p = strstr(buf, "\nUid:")))
 		h->uid = (uid_t)strtoul(p + 5, NULL, 10);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = read_raw(path, h->cmdline, sizeof(h->cmdline));
+	for (ssize_t i = 0; i < n; i++)
+		if (h->cmdline[i] == '\0')
+			h->cmdline[i] = ' ';
+	while (n > 0 && h->cmdline[n - 1] == ' ')
+		h->cmdline[--n] = '\0';
+	if (n <= 0)
+		snprintf(h->cmdline, sizeof(h->cmdline), "[%s]", h->comm);
+	read_cgroup(pid, h);
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	if (!h->container[0] && stat("/proc/self/ns/pid", &mine) == 0 && stat(path, &theirs) == 0 &&
+	    mine.st_ino != theirs.st_ino)
+		snprintf(h->container, sizeof(h->container), "another PID namespace");
+	/* the initial environment: SECRETMEM_* and whether the preload module
+	 * was asked for (a process may change its environment later) */
+	static char env[65536];
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	n = read_raw(path, env, sizeof(env));
+	h->env_readable = n >= 0;
+	size_t used = 0;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1) {
+		if (strncmp(env + i, "SECRETMEM_", 10) != 0 || used + 2 >= sizeof(h->lib_env))
+			continue;
+		used += (size_t)snprintf(h->lib_env + used, sizeof(h->lib_env) - used, "%s%s",
+					 used ? " " : "", env + i);
+		if (used >= sizeof(h->lib_env))
+			used = sizeof(h->lib_env) - 1;
+	}
 }
 
 static int scan_process(struct scan *sc, pid_t pid)
@@ -191,8 +336,11 @@ static int scan_process(struct scan *sc, pid_t pid)
 		return 0; /* gone meanwhile */
 	}
 	sc->scanned++;
-	if (rm < 0 || rf < 0)
+	if (rm < 0 || rf < 0) {
+		if (sc->uninspected < MAX_UNINSPECTED)
+			sc->uninspected_pid[sc->uninspected] = pid;
 		sc->uninspected++;
+	}
 	if (h.mappings || h.fds) {
 		h.files = (unsigned)files.n;
 		for (size_t i = 0; i < files.n; i++)
@@ -243,7 +391,8 @@ static int scan_all(struct scan *sc)
 		}
 	}
 	closedir(d);
-	qsort(sc->h, sc->n, sizeof(*sc->h), pid_cmp);
+	if (sc->n) /* qsort(NULL, 0, ...) is undefined */
+		qsort(sc->h, sc->n, sizeof(*sc->h), pid_cmp);
 	return 0;
 }
 
@@ -265,6 +414,120 @@ static void learn_dev(struct scan *sc)
 	close(fd);
 }
 
+/* ---- what this scan cannot see --------------------------------------- */
+
+/* The initial PID namespace's inode number (PROC_PID_INIT_INO). */
+#define PID_INIT_INO 0xEFFFFFFCu
+
+struct visibility {
+	char hidepid[32];     /* the /proc mount's hidepid= value, "" if none */
+	char subset[32];      /* subset= value, "" if none                     */
+	long gid;             /* gid= value, -1 if none                        */
+	int exempt;           /* we see everything anyway (CAP_SYS_PTRACE, gid) */
+	int hidden;           /* other users' processes may be invisible       */
+	int pidns;            /* we are in a PID namespace below the initial one */
+};
+
+static void read_visibility(struct visibility *v)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[2048];
+	struct stat st;
+
+	memset(v, 0, sizeof(*v));
+	v->gid = -1;
+	if (f) {
+		/* the last mount on /proc is the one in effect */
+		while (fgets(line, sizeof(line), f)) {
+			char point[512], fstype[64], source[256], opts[1024] = "";
+			char *dash = strstr(line, " - ");
+			if (!dash || sscanf(line, "%*s %*s %*s %*s %511s", point) != 1 ||
+			    strcmp(point, "/proc") != 0)
+				continue;
+			if (sscanf(dash + 3, "%63s %255s %1023s", fstype, source, opts) < 2 ||
+			    strcmp(fstype, "proc") != 0)
+				continue;
+			v->hidepid[0] = v->subset[0] = '\0';
+			v->gid = -1;
+			for (char *o = strtok(opts, ","); o; o = strtok(NULL, ",")) {
+				if (strncmp(o, "hidepid=", 8) == 0)
+					snprintf(v->hidepid, sizeof(v->hidepid), "%s", o + 8);
+				else if (strncmp(o, "subset=", 7) == 0)
+					snprintf(v->subset, sizeof(v->subset), "%s", o + 7);
+				else if (strncmp(o, "gid=", 4) == 0)
+					v->gid = strtol(o + 4, NULL, 10);
+			}
+		}
+		fclose(f);
+	}
+	/* hidepid=2/invisible hides other users' processes; 4/ptraceable all
+	 * but the ones we may trace; 1/noaccess leaves them visible but
+	 * unreadable (counted as not inspected) */
+	int hides = strcmp(v->hidepid, "2") == 0 || strcmp(v->hidepid, "invisible") == 0 ||
+		    strcmp(v->hidepid, "4") == 0 || strcmp(v->hidepid, "ptraceable") == 0;
+	v->exempt = cli_has_cap(CAP_SYS_PTRACE) == 1;
+	if (v->gid >= 0) {
+		gid_t groups[256];
+		int n = getgroups(256, groups);
+		v->exempt |= getegid() == (gid_t)v->gid;
+		for (int i = 0; i < n; i++)
+			v->exempt |= groups[i] == (gid_t)v->gid;
+	}
+	v->hidden = hides && !v->exempt;
+	v->pidns = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != PID_INIT_INO;
+}
+
+/* ---- the report ------------------------------------------------------ */
+
+struct status_report {
+	struct scan sc;
+	struct visibility vis;
+	int hib;                  /* enum cli_hibernation */
+	char power_state[256];
+	unsigned long long mapped, resident;
+	unsigned fds;
+	int complete;             /* every process seen and inspected */
+	long long time;           /* when the scan ended (Unix time)   */
+};
+
+static int gather_status(struct status_report *r)
+{
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	learn_dev(&r->sc);
+	rc = scan_all(&r->sc);
+	if (rc < 0)
+		return rc;
+	/* read after the scan: a holder that appeared meanwhile is not missed */
+	r->hib = cli_hibernation(r->power_state, sizeof(r->power_state));
+	read_visibility(&r->vis);
+	for (size_t i = 0; i < r->sc.n; i++) {
+		r->mapped += r->sc.h[i].mapped;
+		r->resident += r->sc.h[i].resident;
+		r->fds += r->sc.h[i].fds;
+	}
+	r->complete = !r->sc.uninspected && !r->vis.hidden && !r->vis.pidns;
+	r->time = (long long)time(NULL);
+	return 0;
+}
+
+static void free_status(struct status_report *r)
+{
+	free(r->sc.h);
+	free(r->sc.all.v);
+}
+
+/* The exit status of --quiet. */
+static int status_code(const struct status_report *r)
+{
+	if (r->sc.n)
+		return CLI_EXIT_STATUS_HELD;
+	return r->complete ? CLI_EXIT_STATUS_NONE : CLI_EXIT_STATUS_INCOMPLETE;
+}
+
+/* ---- rendering helpers ----------------------------------------------- */
+
 static const char *user_name(uid_t uid, char *buf, size_t size)
 {
 	struct passwd *pw = uid == (uid_t)-1 ? NULL : getpwuid(uid);
@@ -278,8 +541,9 @@ static const char *user_name(uid_t uid, char *buf, size_t size)
 	return buf;
 }
 
-/* A process name made safe for a terminal: \xNN for control and non-ASCII
- * bytes (a name can hold escape sequences). */
+/* A process name or command line made safe for a terminal: \xNN for control
+ * and non-ASCII bytes and for the backslash (a name can hold escape
+ * sequences). */
 static const char *printable(const char *s, char *buf, size_t size)
 {
 	size_t used = 0;
@@ -294,7 +558,7 @@ static const char *printable(const char *s, char *buf, size_t size)
 	return buf;
 }
 
-/* The hibernation line: state name for JSON, text for people. */
+/* The hibernation state: name for JSON. */
 static const char *hibernation_state(int h, size_t holders)
 {
 	if (h == CLI_HIBERNATION_UNSUPPORTED)
@@ -304,120 +568,360 @@ static const char *hibernation_state(int h, size_t holders)
 	return holders ? "blocked" : "unavailable";
 }
 
+/* What status can tell of libsecretmem in a process, from outside. */
+static const char *lib_mode(const struct holder *h, char *buf, size_t size)
+{
+	const char *openssl = strstr(h->lib_env, "SECRETMEM_OPENSSL=");
+	char mode[32] = "secure";
+
+	if (openssl)
+		snprintf(mode, sizeof(mode), "%.*s", (int)strcspn(openssl + 18, " "), openssl + 18);
+	if (h->lib == LIB_PRELOAD)
+		snprintf(buf, size, "preload module (SECRETMEM_OPENSSL=%s%s)", mode,
+			 openssl ? "" : " by default");
+	else if (h->lib == LIB_SHARED)
+		snprintf(buf, size, "libsecretmem.so");
+	else
+		snprintf(buf, size, "not seen (static libsecretmem, or memfd_secret used directly)");
+	return buf;
+}
+
+static const char *lib_key(const struct holder *h)
+{
+	return h->lib == LIB_PRELOAD ? "preload" : h->lib == LIB_SHARED ? "shared-library" : "not seen";
+}
+
+static const char *plural(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+static void render_verdict(const struct status_report *r, FILE *out)
+{
+	size_t n = r->sc.n;
+
+	if (r->hib == CLI_HIBERNATION_UNSUPPORTED)
+		fprintf(out, "verdict: this machine cannot hibernate (no hibernation support); %zu "
+			"process%s hold%s secret memory%s\n", n, plural(n, "", "es"), plural(n, "s", ""),
+			r->complete ? "" : " (among those it could see: a process it could not see or "
+					   "inspect may hold more)");
+	else if (n)
+		fprintf(out, "verdict: hibernation is blocked by %zu process%s holding secret memory\n",
+			n, plural(n, "", "es"));
+	else if (r->hib == CLI_HIBERNATION_AVAILABLE)
+		fprintf(out, "verdict: hibernation is not blocked (available)%s\n",
+			r->complete ? "" : "; this tool could not see or inspect every process");
+	else
+		fprintf(out, "verdict: hibernation is unavailable, but not because of secret memory "
+			"this tool could inspect (nohibernate, lockdown%s)\n",
+			r->complete ? "" : ", or a process it could not see or inspect");
+	if (n && r->hib != CLI_HIBERNATION_UNSUPPORTED)
+		fprintf(out, "to do: stop or restart the holders below (systemctl restart UNIT), or run "
+			"them with SECRETMEM_RELEASE_IDLE=1 so that libsecretmem gives idle secret "
+			"memory back\n");
+}
+
+static void render_visibility(const struct status_report *r, FILE *out)
+{
+	const struct visibility *v = &r->vis;
+
+	if (r->sc.uninspected) {
+		fprintf(out, "not inspected: %u process%s (permission denied%s):", r->sc.uninspected,
+			plural(r->sc.uninspected, "", "es"),
+			geteuid() == 0 ? " even to root: another namespace or a security module" :
+					 "; run as root to see all");
+		for (unsigned i = 0; i < r->sc.uninspected && i < MAX_UNINSPECTED; i++)
+			fprintf(out, " %d", (int)r->sc.uninspected_pid[i]);
+		fprintf(out, "%s\n", r->sc.uninspected > MAX_UNINSPECTED ? " ..." : "");
+	}
+	if (v->hidden)
+		fprintf(out, "not seen: /proc is mounted with hidepid=%s%s: other users' processes are "
+			"invisible to this one (run as root or in the gid= group)\n", v->hidepid,
+			v->subset[0] ? " (and subset=pid)" : "");
+	if (v->pidns)
+		fprintf(out, "not seen: this process runs in a PID namespace (a container): holders "
+			"on the host and in other containers cannot be seen; run on the host\n");
+}
+
+/* ---- renderers --------------------------------------------------------- */
+
+static void render_status_text(const struct status_report *r, FILE *out)
+{
+	char user[64], buf[2048], mode[160];
+
+	render_verdict(r, out);
+	if (r->sc.n) {
+		fprintf(out, "%-8s %-12s %12s %12s %5s %4s %s\n", "PID", "USER", "MAPPED", "RESIDENT",
+			"FILES", "FDS", "COMMAND");
+		for (size_t i = 0; i < r->sc.n; i++) {
+			const struct holder *p = &r->sc.h[i];
+			fprintf(out, "%-8d %-12s %12llu %12llu %5u %4u %s\n", (int)p->pid,
+				user_name(p->uid, user, sizeof(user)), p->mapped, p->resident, p->files,
+				p->fds, printable(p->comm, buf, sizeof(buf)));
+			fprintf(out, "         command line: %s\n", printable(p->cmdline, buf, sizeof(buf)));
+			if (p->unit[0])
+				fprintf(out, "         unit: %s\n", printable(p->unit, buf, sizeof(buf)));
+			if (p->container[0])
+				fprintf(out, "         container: %s\n", printable(p->container, buf,
+										sizeof(buf)));
+			fprintf(out, "         libsecretmem: %s\n", lib_mode(p, mode, sizeof(mode)));
+			if (p->lib_env[0])
+				fprintf(out, "         environment: %s\n",
+					printable(p->lib_env, buf, sizeof(buf)));
+			if (p->fds)
+				fprintf(out, "         holds %u secretmem fd%s: pidfd_getfd can take %s\n",
+					p->fds, plural(p->fds, "", "s"), plural(p->fds, "it", "them"));
+		}
+	} else {
+		fprintf(out, "no process holds secret memory\n");
+	}
+	fprintf(out, "total: %zu process%s, %llu bytes mapped, %llu bytes resident, "
+		"%zu secretmem file%s\n", r->sc.n, plural(r->sc.n, "", "es"), r->mapped, r->resident,
+		r->sc.all.n, plural(r->sc.all.n, "", "s"));
+	render_visibility(r, out);
+	if (r->hib == CLI_HIBERNATION_UNSUPPORTED)
+		fprintf(out, "hibernation: not supported on this machine (/sys/power/state: \"%s\")\n",
+			r->power_state);
+	else if (r->hib == CLI_HIBERNATION_AVAILABLE)
+		fprintf(out, "hibernation: available\n");
+	else if (r->sc.n)
+		fprintf(out, "hibernation: blocked by %zu process%s\n", r->sc.n, plural(r->sc.n, "", "es"));
+	else
+		fprintf(out, "hibernation: unavailable, but not because of secret memory this tool could "
+			"inspect (nohibernate, lockdown%s)\n",
+			r->complete ? "" : ", or a process it could not see or inspect");
+	fflush(out);
+}
+
+static void render_status_json(const struct status_report *r, FILE *out)
+{
+	char user[64], mode[160];
+	struct json j;
+
+	json_init(&j, out);
+	json_object_begin(&j, NULL);
+	json_string(&j, "tool", "secretmem");
+	json_string(&j, "version", SECRETMEM_VERSION_STRING);
+	json_string(&j, "command", "status");
+	json_array_begin(&j, "processes");
+	for (size_t i = 0; i < r->sc.n; i++) {
+		const struct holder *p = &r->sc.h[i];
+		json_object_begin(&j, NULL);
+		json_int(&j, "pid", p->pid);
+		json_string(&j, "command", p->comm);
+		json_string(&j, "cmdline", p->cmdline);
+		json_string(&j, "user", user_name(p->uid, user, sizeof(user)));
+		if (p->uid == (uid_t)-1)
+			json_null(&j, "uid");
+		else
+			json_uint(&j, "uid", p->uid);
+		json_string(&j, "unit", p->unit[0] ? p->unit : NULL);
+		json_string(&j, "container", p->container[0] ? p->container : NULL);
+		json_uint(&j, "mapped_bytes", p->mapped);
+		json_uint(&j, "resident_bytes", p->resident);
+		json_uint(&j, "mappings", p->mappings);
+		json_uint(&j, "fds", p->fds);
+		json_uint(&j, "files", p->files);
+		json_object_begin(&j, "libsecretmem");
+		json_string(&j, "seen", lib_key(p));
+		json_string(&j, "mode", lib_mode(p, mode, sizeof(mode)));
+		json_string(&j, "environment", p->env_readable ? p->lib_env : NULL);
+		json_object_end(&j);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_begin(&j, "totals");
+	json_uint(&j, "processes", r->sc.n);
+	json_uint(&j, "mapped_bytes", r->mapped);
+	json_uint(&j, "resident_bytes", r->resident);
+	json_uint(&j, "fds", r->fds);
+	json_uint(&j, "files", r->sc.all.n);
+	json_object_end(&j);
+	json_uint(&j, "scanned", r->sc.scanned);
+	json_uint(&j, "uninspected", r->sc.uninspected);
+	json_array_begin(&j, "uninspected_pids");
+	for (unsigned i = 0; i < r->sc.uninspected && i < MAX_UNINSPECTED; i++)
+		json_int(&j, NULL, r->sc.uninspected_pid[i]);
+	json_array_end(&j);
+	json_object_begin(&j, "visibility");
+	json_bool(&j, "complete", r->complete);
+	json_string(&j, "hidepid", r->vis.hidepid[0] ? r->vis.hidepid : NULL);
+	json_string(&j, "subset", r->vis.subset[0] ? r->vis.subset : NULL);
+	if (r->vis.gid >= 0)
+		json_int(&j, "gid", r->vis.gid);
+	else
+		json_null(&j, "gid");
+	json_bool(&j, "hidden_processes_possible", r->vis.hidden);
+	json_bool(&j, "pid_namespace", r->vis.pidns);
+	json_object_end(&j);
+	json_object_begin(&j, "hibernation");
+	json_string(&j, "state", hibernation_state(r->hib, r->sc.n));
+	json_uint(&j, "blocking_processes", r->hib == CLI_HIBERNATION_UNSUPPORTED ? 0 : r->sc.n);
+	json_string(&j, "power_state", r->power_state);
+	json_object_end(&j);
+	json_int(&j, "quiet_exit_status", status_code(r));
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+/* A Prometheus label value: backslash, quote and newline escaped; bytes
+ * that are not printable ASCII as \xNN (itself escaped), so the file is
+ * always valid UTF-8. */
+static void prom_label(FILE *out, const char *s)
+{
+	char buf[2048];
+
+	printable(s, buf, sizeof(buf));
+	fputc('"', out);
+	for (const char *p = buf; *p; p++) {
+		if (*p == '\\' || *p == '"')
+			fputc('\\', out);
+		fputc(*p, out);
+	}
+	fputc('"', out);
+}
+
+static void prom_metric(FILE *out, const char *name, const char *help, unsigned long long v)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n%s %llu\n", name, help, name, name, v);
+}
+
+static void render_status_prometheus(const struct status_report *r, FILE *out)
+{
+	static const struct {
+		const char *name, *help;
+		int resident;
+	} per[] = {
+		{ "secretmem_process_mapped_bytes", "Secret memory mapped by a process, in bytes.", 0 },
+		{ "secretmem_process_resident_bytes", "Secret memory resident in a process, in bytes.", 1 },
+	};
+
+	prom_metric(out, "secretmem_holders", "Processes that hold secret memory (memfd_secret).",
+		    r->sc.n);
+	prom_metric(out, "secretmem_mapped_bytes", "Secret memory mapped by all holders, in bytes.",
+		    r->mapped);
+	prom_metric(out, "secretmem_resident_bytes",
+		    "Secret memory resident in all holders, in bytes.", r->resident);
+	prom_metric(out, "secretmem_fds", "Open secret memory file descriptors.", r->fds);
+	prom_metric(out, "secretmem_files", "Distinct secret memory files.", r->sc.all.n);
+	prom_metric(out, "secretmem_hibernation_supported", "1 if this machine can hibernate.",
+		    r->hib != CLI_HIBERNATION_UNSUPPORTED);
+	prom_metric(out, "secretmem_hibernation_blocked",
+		    "1 if secret memory keeps this machine from hibernating.",
+		    r->hib != CLI_HIBERNATION_UNSUPPORTED && r->sc.n > 0);
+	prom_metric(out, "secretmem_uninspected_processes",
+		    "Processes whose memory could not be inspected.", r->sc.uninspected);
+	prom_metric(out, "secretmem_scan_complete",
+		    "1 if every process could be seen and inspected (no hidepid, no PID namespace).",
+		    r->complete);
+	prom_metric(out, "secretmem_scan_timestamp_seconds", "When the scan ended (Unix time).",
+		    (unsigned long long)r->time);
+	for (size_t k = 0; k < 2; k++) {
+		fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", per[k].name, per[k].help, per[k].name);
+		for (size_t i = 0; i < r->sc.n; i++) {
+			const struct holder *p = &r->sc.h[i];
+			fprintf(out, "%s{pid=\"%d\",command=", per[k].name, (int)p->pid);
+			prom_label(out, p->comm);
+			fputs(",unit=", out);
+			prom_label(out, p->unit);
+			fprintf(out, "} %llu\n", per[k].resident ? p->resident : p->mapped);
+		}
+	}
+}
+
+/* Writes the Prometheus file atomically: a temporary file in the same
+ * directory, fsync, rename.  0 or -errno. */
+static int write_prometheus(const struct status_report *r, const char *path)
+{
+	char tmp[4096];
+	int fd, rc = 0;
+	FILE *f;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		rc = -errno;
+		close(fd);
+		unlink(tmp);
+		return rc;
+	}
+	render_status_prometheus(r, f);
+	if (fflush(f) != 0 || ferror(f))
+		rc = -(errno ? errno : EIO);
+	if (!rc && fsync(fd) != 0)
+		rc = -errno;
+	if (fclose(f) != 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+/* ---- the command ----------------------------------------------------- */
+
 static int usage_status(FILE *out, int rc)
 {
-	fputs("usage: secretmem status [--json]\n"
-	      "Lists the processes that hold secret memory (a mapping or an open fd), with\n"
-	      "the bytes mapped and resident, then totals and whether hibernation is blocked.\n",
+	fputs("usage: secretmem status [--json | --quiet] [--prometheus FILE]\n"
+	      "Says whether secret memory blocks hibernation, then lists the processes that\n"
+	      "hold it (a mapping or an open fd): PID, user, command line, systemd unit or\n"
+	      "container, bytes mapped and resident, fds, libsecretmem as seen from outside;\n"
+	      "then the processes it could not inspect or see.  --prometheus writes the\n"
+	      "figures for node_exporter's textfile collector (atomically).  Exit with\n"
+	      "--quiet: 0 nothing holds secret memory, 1 something does, 2 could not see or\n"
+	      "inspect every process; otherwise 0.  64 usage error, 71 system error.\n",
 	      out);
 	return rc;
 }
 
 int cmd_status(int argc, char **argv)
 {
-	struct scan sc;
-	char state[256], user[64], name[256];
-	unsigned long long mapped = 0, resident = 0;
-	unsigned fds = 0;
-	int json = 0, h, rc;
+	struct status_report r;
+	const char *prom = NULL;
+	int json = 0, quiet = 0, rc;
 
-	rc = cli_parse_json_option(argc, argv, "status", usage_status, &json);
-	if (rc >= 0)
-		return rc;
-	memset(&sc, 0, sizeof(sc));
-	learn_dev(&sc);
-	rc = scan_all(&sc);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0) {
+			json = 1;
+		} else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+			quiet = 1;
+		} else if (strcmp(argv[i], "--prometheus") == 0 && i + 1 < argc && argv[i + 1][0]) {
+			prom = argv[++i];
+		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			return usage_status(stdout, CLI_EXIT_OK);
+		} else {
+			fprintf(stderr, "secretmem status: unknown argument '%s'\n", argv[i]);
+			return usage_status(stderr, CLI_EXIT_USAGE);
+		}
+	}
+	if (json && quiet) {
+		fprintf(stderr, "secretmem status: --json and --quiet exclude each other\n");
+		return usage_status(stderr, CLI_EXIT_USAGE);
+	}
+	rc = gather_status(&r);
 	if (rc < 0) {
 		fprintf(stderr, "secretmem status: cannot scan /proc: %s\n", cli_strerror(-rc));
-		free(sc.h);
-		free(sc.all.v);
+		free_status(&r);
 		return CLI_EXIT_OSERR;
 	}
-	/* read after the scan: a holder that appeared meanwhile is not missed */
-	h = cli_hibernation(state, sizeof(state));
-	for (size_t i = 0; i < sc.n; i++) {
-		mapped += sc.h[i].mapped;
-		resident += sc.h[i].resident;
-		fds += sc.h[i].fds;
-	}
-	const char *hstate = hibernation_state(h, sc.n);
-
-	if (json) {
-		struct json j;
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
-		json_string(&j, "tool", "secretmem");
-		json_string(&j, "version", SECRETMEM_VERSION_STRING);
-		json_string(&j, "command", "status");
-		json_array_begin(&j, "processes");
-		for (size_t i = 0; i < sc.n; i++) {
-			const struct holder *p = &sc.h[i];
-			json_object_begin(&j, NULL);
-			json_int(&j, "pid", p->pid);
-			json_string(&j, "command", p->comm);
-			json_string(&j, "user", user_name(p->uid, user, sizeof(user)));
-			if (p->uid == (uid_t)-1)
-				json_null(&j, "uid");
-			else
-				json_uint(&j, "uid", p->uid);
-			json_uint(&j, "mapped_bytes", p->mapped);
-			json_uint(&j, "resident_bytes", p->resident);
-			json_uint(&j, "mappings", p->mappings);
-			json_uint(&j, "fds", p->fds);
-			json_uint(&j, "files", p->files);
-			json_object_end(&j);
+	if (prom) {
+		rc = write_prometheus(&r, prom);
+		if (rc < 0) {
+			fprintf(stderr, "secretmem status: cannot write %s: %s\n", prom, cli_strerror(-rc));
+			free_status(&r);
+			return CLI_EXIT_OSERR;
 		}
-		json_array_end(&j);
-		json_object_begin(&j, "totals");
-		json_uint(&j, "processes", sc.n);
-		json_uint(&j, "mapped_bytes", mapped);
-		json_uint(&j, "resident_bytes", resident);
-		json_uint(&j, "fds", fds);
-		json_uint(&j, "files", sc.all.n);
-		json_object_end(&j);
-		json_uint(&j, "scanned", sc.scanned);
-		json_uint(&j, "uninspected", sc.uninspected);
-		json_object_begin(&j, "hibernation");
-		json_string(&j, "state", hstate);
-		json_uint(&j, "blocking_processes", h == CLI_HIBERNATION_UNSUPPORTED ? 0 : sc.n);
-		json_string(&j, "power_state", state);
-		json_object_end(&j);
-		json_object_end(&j);
-		json_finish(&j);
-	} else {
-		if (sc.n == 0) {
-			printf("no process holds secret memory\n");
-		} else {
-			printf("%-8s %-12s %12s %12s %5s %4s %s\n", "PID", "USER", "MAPPED", "RESIDENT",
-			       "FILES", "FDS", "COMMAND");
-			for (size_t i = 0; i < sc.n; i++) {
-				const struct holder *p = &sc.h[i];
-				printf("%-8d %-12s %12llu %12llu %5u %4u %s\n", (int)p->pid,
-				       user_name(p->uid, user, sizeof(user)), p->mapped, p->resident,
-				       p->files, p->fds, printable(p->comm, name, sizeof(name)));
-			}
-		}
-		printf("total: %zu process%s, %llu bytes mapped, %llu bytes resident, "
-		       "%zu secretmem file%s\n", sc.n, sc.n == 1 ? "" : "es", mapped, resident,
-		       sc.all.n, sc.all.n == 1 ? "" : "s");
-		if (sc.uninspected)
-			printf("not inspected: %u process%s (permission denied%s)\n", sc.uninspected,
-			       sc.uninspected == 1 ? "" : "es",
-			       geteuid() == 0 ? " even to root: another namespace or a security module" :
-						"; run as root to see all");
-		if (h == CLI_HIBERNATION_UNSUPPORTED)
-			printf("hibernation: not supported on this machine (/sys/power/state: \"%s\")\n",
-			       state);
-		else if (h == CLI_HIBERNATION_AVAILABLE)
-			printf("hibernation: available\n");
-		else if (sc.n)
-			printf("hibernation: blocked by %zu process%s\n", sc.n, sc.n == 1 ? "" : "es");
-		else
-			printf("hibernation: unavailable, but not because of secret memory this tool could "
-			       "inspect (nohibernate, lockdown%s)\n",
-			       sc.uninspected ? ", or a process it could not inspect" : "");
 	}
-	free(sc.h);
-	free(sc.all.v);
-	return CLI_EXIT_OK;
+	if (json)
+		render_status_json(&r, stdout);
+	else if (!quiet)
+		render_status_text(&r, stdout);
+	rc = quiet ? status_code(&r) : CLI_EXIT_OK;
+	free_status(&r);
+	return rc;
 }

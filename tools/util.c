@@ -106,14 +106,34 @@ int cli_seccomp_mode(void)
 	return (int)strtol(p + 9, NULL, 10);
 }
 
-int cli_has_cap_ipc_lock(void)
+int cli_has_cap(int cap)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2];
 
+	if (cap < 0 || cap >= 64)
+		return -EINVAL;
 	if (syscall(SYS_capget, &hdr, data) != 0)
 		return -errno;
-	return (data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1u;
+	return (data[cap / 32].effective >> (cap % 32)) & 1u;
+}
+
+int cli_has_cap_ipc_lock(void)
+{
+	return cli_has_cap(CAP_IPC_LOCK);
+}
+
+long long cli_vmlck(void)
+{
+	char buf[4096];
+	const char *p;
+
+	if (cli_read_file("/proc/self/status", buf, sizeof(buf)) < 0)
+		return -ENOENT;
+	p = strstr(buf, "\nVmLck:");
+	if (!p)
+		return -ENOENT;
+	return strtoll(p + 7, NULL, 10) * 1024;
 }
 
 int cli_hibernation(char *state, size_t state_size)
@@ -162,20 +182,4 @@ const char *cli_status_text(int st)
 	else
 		snprintf(buf, sizeof(buf), "status 0x%x", st);
 	return buf;
-}
-
-int cli_parse_json_option(int argc, char **argv, const char *cmd,
-			  int (*usage)(FILE *out, int rc), int *json)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			*json = 1;
-		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			return usage(stdout, CLI_EXIT_OK);
-		} else {
-			fprintf(stderr, "secretmem %s: unknown argument '%s'\n", cmd, argv[i]);
-			return usage(stderr, CLI_EXIT_USAGE);
-		}
-	}
-	return -1;
 }
