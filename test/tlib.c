@@ -49,6 +49,15 @@ void tl_skip_kernel(const char *reason)
 	tl_skip(reason);
 }
 
+void tl_need_root(const char *why)
+{
+	if (geteuid() != 0) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "needs root: %s", why);
+		tl_skip(msg);
+	}
+}
+
 void tl_need_secretmem(void)
 {
 	int rc = secretmem_supported();

@@ -44,6 +44,8 @@ __attribute__((noreturn)) void tl_skip(const char *reason);
  * SECRETMEM_TEST_REQUIRE_KERNEL=1 (CI machines have the feature).
  */
 __attribute__((noreturn)) void tl_skip_kernel(const char *reason);
+/* Skip ("needs root: <why>") unless running as root; CI runs as root. */
+void tl_need_root(const char *why);
 /* tl_skip_kernel() unless secretmem_supported() == 0. */
 void tl_need_secretmem(void);
 /* 1 when running under valgrind (SECRETMEM_UNDER_VALGRIND=1). */
