@@ -9,6 +9,9 @@
 set -u
 B=${SECRETMEM_BUILD:-build}
 CC=${CC:-cc}
+# a sanitizer build (build/san-address-undefined) links with the same flags
+SAN=""
+case $B in *san-*) SAN="-fsanitize=$(echo "${B##*san-}" | tr - ,)" ;; esac
 command -v nm >/dev/null || { echo "skip: nm (binutils) is not installed"; exit 77; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -44,17 +47,19 @@ n=$(wc -l < "$tmp/internal")
 	echo '	return 0;'
 	echo '}'
 } > "$tmp/clash.c"
-$CC -std=c11 -Wall -Werror -Iinclude -o "$tmp/clash" "$tmp/clash.c" "$B/libsecretmem.a" -pthread \
+$CC $SAN -std=c11 -Wall -Werror -Iinclude -o "$tmp/clash" "$tmp/clash.c" "$B/libsecretmem.a" -pthread \
 	> "$tmp/log" 2>&1 || { cat "$tmp/log"; fail "a program defining the $n internal names does not link with libsecretmem.a"; }
 "$tmp/clash" || fail "the statically linked program failed (exit $?)"
 # fully static as well, when libc.a is there
-if $CC -static -std=c11 -Iinclude -o "$tmp/clash-static" "$tmp/clash.c" "$B/libsecretmem.a" -pthread >/dev/null 2>&1; then
+if [ -n "$SAN" ]; then
+	echo "sanitizer build: -static link not tried"
+elif $CC -static -std=c11 -Iinclude -o "$tmp/clash-static" "$tmp/clash.c" "$B/libsecretmem.a" -pthread >/dev/null 2>&1; then
 	"$tmp/clash-static" || fail "the -static program failed (exit $?)"
 else
 	echo "no static libc: -static link not tried"
 fi
 # control: the same program against the internal archive must clash
-if $CC -std=c11 -Iinclude -o "$tmp/ctl" "$tmp/clash.c" "$B/libsecretmem-internal.a" -pthread > "$tmp/log" 2>&1; then
+if $CC $SAN -std=c11 -Iinclude -o "$tmp/ctl" "$tmp/clash.c" "$B/libsecretmem-internal.a" -pthread > "$tmp/log" 2>&1; then
 	fail "control: linking with the internal archive did not clash (test proves nothing)"
 fi
 grep -q "multiple definition" "$tmp/log" || { cat "$tmp/log"; fail "control failed for another reason"; }
