@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 the secretmem authors
 # scripts/deps.sh - install what secretmem needs from Debian's packages.
-#   sh scripts/deps.sh build   compiler and make: enough for `make` and `secretmem check`
+#   sh scripts/deps.sh build   compiler, make, pkg-config: enough for `make`, `make install` and `secretmem check`
 #   sh scripts/deps.sh test    plus everything `make check`, `make bench` and `make fuzz` use
 set -eu
 what=${1:-build}
-build_pkgs="gcc make libc6-dev"
+build_pkgs="gcc make libc6-dev binutils pkg-config"
 test_pkgs="$build_pkgs clang libclang-rt-14-dev python3 openssl libssl-dev libsodium-dev
-	nginx-light curl gdb valgrind gnuplot-nox procps util-linux"
+	nginx-light curl gdb valgrind gnuplot-nox procps util-linux systemd"
 case $what in
 build) pkgs=$build_pkgs ;;
 test) pkgs=$test_pkgs ;;
