@@ -110,7 +110,7 @@ $(CONFIG): FORCE
 	@mkdir -p $(@D)
 	@printf '%s\n' 'PREFIX=$(PREFIX)' 'LIBDIR=$(LIBDIR)' 'INCLUDEDIR=$(INCLUDEDIR)' \
 		'BINDIR=$(BINDIR)' 'MANDIR=$(MANDIR)' 'PKGLIBDIR=$(PKGLIBDIR)' > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; echo "configuration: $@"; cat $@; fi
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; echo "configuration: $@ (PREFIX=$(PREFIX))"; fi
 
 $(BUILD)/secretmem.pc: src/secretmem.pc.in Makefile $(CONFIG)
 	@mkdir -p $(@D)
