@@ -114,6 +114,51 @@ for cc in gcc clang; do
 		echo "$cc: clean as C11 ($cxx not installed)"
 	fi
 done
+# run time, with -D_FORTIFY_SOURCE=2: alloc_size makes the size asked for the
+# object size, so writing the whole usable size aborts - unless the block is
+# first resized to it with secretmem_realloc, which keeps it in place
+B=${SECRETMEM_BUILD:-build}
+SAN=""
+case $B in *san-*) SAN="-fsanitize=$(echo "${B##*san-}" | tr - ,)" ;; esac
+cat > "$tmp/usable.c" <<'C'
+#include <secretmem.h>
+#include <stdio.h>
+#include <string.h>
+static int plain(void)
+{
+	char *p = secretmem_malloc(8);
+	if (!p)
+		return 2;
+	memset(p, 1, secretmem_usable_size(p));
+	secretmem_free(p);
+	return 0;
+}
+static int resized(void) /* the documented way */
+{
+	char *p = secretmem_malloc(8);
+	if (!p)
+		return 2;
+	char *q = secretmem_realloc(p, secretmem_usable_size(p));
+	if (q != p)
+		return 3;
+	memset(q, 1, secretmem_usable_size(q));
+	secretmem_free(q);
+	return 0;
+}
+int main(int argc, char **argv)
+{
+	(void)argv;
+	return argc > 1 ? resized() : plain();
+}
+C
+if [ -z "$SAN" ]; then
+	gcc -std=c11 -O2 -D_FORTIFY_SOURCE=2 -Iinclude -o "$tmp/usable" "$tmp/usable.c" "$B/libsecretmem.a" -pthread ||
+		fail "usable.c does not build"
+	"$tmp/usable" realloc || fail "realloc(p, usable size) then using it all failed (exit $?)"
+	"$tmp/usable" > "$tmp/u.log" 2>&1 && fail "fortify did not stop a write of the usable size past the request"
+	grep -q "buffer overflow detected" "$tmp/u.log" || { cat "$tmp/u.log"; fail "unexpected failure"; }
+	echo "fortify: writing the usable size aborts, after secretmem_realloc(p, usable) it works"
+fi
 # SECRETMEM_NO_ATTRIBUTES turns them off
 gcc -std=c11 -O2 -Wall -DSECRETMEM_NO_ATTRIBUTES -Iinclude -c -o "$tmp/x.o" "$tmp/ignored.c" > "$tmp/x.log" 2>&1
 [ -s "$tmp/x.log" ] && { cat "$tmp/x.log"; fail "SECRETMEM_NO_ATTRIBUTES: still warns"; }
