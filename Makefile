@@ -7,9 +7,14 @@
 #   make check VALGRIND=1     the same under valgrind memcheck
 #   make bench                build and run the allocator benchmark
 #   make fuzz                 build the libFuzzer target (clang)
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (also LIBDIR, INCLUDEDIR, BINDIR,
+#                             MANDIR, PKGLIBDIR); make uninstall with the same
+#   make WERROR=0             warnings do not stop the build (distribution flags)
+#   CPPFLAGS, CFLAGS, LDFLAGS are honoured; -D_FORTIFY_SOURCE=2 is added only
+#   when they do not set _FORTIFY_SOURCE themselves.
 
-VERSION := 1.0.0
+# The version lives in one place: include/secretmem.h.
+VERSION := $(shell sed -n 's/^\#define SECRETMEM_VERSION_STRING "\(.*\)"$$/\1/p' include/secretmem.h)
 SOMAJOR := 1
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -20,11 +25,15 @@ PKGLIBDIR ?= $(LIBDIR)/secretmem
 
 CC ?= cc
 OPT ?= -O2 -g
-WARN := -Wall -Wextra -Werror -Wmissing-prototypes -Wstrict-prototypes \
+WERROR ?= 1
+WARN := -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) -Wmissing-prototypes -Wstrict-prototypes \
 	-Wcast-qual -Wundef -Wshadow -Wpointer-arith -Wformat=2
-HARDEN := -fstack-protector-strong -fstack-clash-protection -D_FORTIFY_SOURCE=2
+# A distribution's own -D_FORTIFY_SOURCE=3 (or -U_FORTIFY_SOURCE) wins; ours
+# is undefined first because some compilers predefine it.
+FORTIFY := $(if $(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),,-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2)
+HARDEN := -fstack-protector-strong -fstack-clash-protection $(FORTIFY)
 CFLAGS ?=
-ALL_CFLAGS := -std=c11 $(OPT) $(WARN) $(HARDEN) -Iinclude -pthread $(CFLAGS)
+ALL_CFLAGS := -std=c11 $(OPT) $(WARN) $(HARDEN) -Iinclude -pthread $(CPPFLAGS) $(CFLAGS)
 LDHARDEN := -Wl,-z,relro -Wl,-z,now
 ALL_LDFLAGS := -pthread $(LDHARDEN) $(LDFLAGS)
 
@@ -54,10 +63,12 @@ EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(EXAMPLE_SRC))
 SHLIB := $(BUILD)/libsecretmem.so.$(VERSION)
 SONAME := libsecretmem.so.$(SOMAJOR)
 STLIB := $(BUILD)/libsecretmem.a
+INTLIB := $(BUILD)/libsecretmem-internal.a
+CONFIG := $(BUILD)/config.mk
 CLI := $(BUILD)/secretmem
 PRELOAD := $(BUILD)/libsecretmem-preload.so
 
-.PHONY: all check bench fuzz install clean examples
+.PHONY: all check bench fuzz install uninstall clean examples FORCE
 all: $(SHLIB) $(BUILD)/libsecretmem.so $(STLIB) $(BUILD)/secretmem.pc $(CLI) \
 	$(if $(PRELOAD_SRC),$(PRELOAD)) $(EXAMPLE_BIN)
 
@@ -73,18 +84,42 @@ $(BUILD)/libsecretmem.so: $(SHLIB)
 	ln -sf libsecretmem.so.$(VERSION) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $@
 
-$(STLIB): $(LIB_OBJ)
+# The static library is one relocatable object in which every internal
+# (hidden) symbol is made local: it defines only the public secretmem_*
+# names, so it never clashes with an application's own os_lock or
+# region_create.  The tests, which reach the internals, link the plain
+# archive of the objects instead.
+OBJCOPY ?= objcopy
+$(BUILD)/obj/libsecretmem-static.o: $(LIB_OBJ)
+	$(CC) -r -nostdlib -o $@.tmp $^
+	$(OBJCOPY) --localize-hidden $@.tmp $@
+	rm -f $@.tmp
+
+$(STLIB): $(BUILD)/obj/libsecretmem-static.o
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/secretmem.pc: src/secretmem.pc.in Makefile
+$(INTLIB): $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+# The configuration that ends up inside built files (the .pc file, the CLI's
+# module directory).  Rewritten only when a value changes, so that a later
+# `make install PREFIX=/opt/x` rebuilds exactly what embeds the old prefix.
+$(CONFIG): FORCE
+	@mkdir -p $(@D)
+	@printf '%s\n' 'PREFIX=$(PREFIX)' 'LIBDIR=$(LIBDIR)' 'INCLUDEDIR=$(INCLUDEDIR)' \
+		'BINDIR=$(BINDIR)' 'MANDIR=$(MANDIR)' 'PKGLIBDIR=$(PKGLIBDIR)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; echo "configuration: $@ (PREFIX=$(PREFIX))"; fi
+
+$(BUILD)/secretmem.pc: src/secretmem.pc.in Makefile $(CONFIG)
 	@mkdir -p $(@D)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 # The CLI uses only the public API; it is linked with the static library so
 # that it runs from the build tree and after install alike.
-$(BUILD)/obj/tools/%.o: tools/%.c include/secretmem.h $(wildcard tools/*.h)
+$(BUILD)/obj/tools/%.o: tools/%.c include/secretmem.h $(wildcard tools/*.h) $(CONFIG)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DSECRETMEM_PKGLIBDIR='"$(PKGLIBDIR)"' -c $< -o $@
 
@@ -107,11 +142,14 @@ $(BUILD)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(STLIB)
 
-# Tests link the static library: they reach the fault-injection hooks and
-# the internal header, which the shared library does not export.
-$(BUILD)/test/%: test/%.c $(TEST_LIB_SRC) $(wildcard test/*.h) $(STLIB)
+# Tests link the internal archive: they reach the fault-injection hooks and
+# the internal header, which neither library exports.  They misuse the API
+# on purpose (double free, use after free, impossible sizes, the usable size
+# past the request), which the header's attributes would flag: they are built
+# without them (test/t_adopt_attrs checks the attributes).
+$(BUILD)/test/%: test/%.c $(TEST_LIB_SRC) $(wildcard test/*.h) $(INTLIB) $(STLIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE -Isrc -Itest $(ALL_LDFLAGS) -o $@ $< $(TEST_LIB_SRC) $(STLIB)
+	$(CC) $(ALL_CFLAGS) -DSECRETMEM_NO_ATTRIBUTES -D_GNU_SOURCE -Isrc -Itest $(ALL_LDFLAGS) -o $@ $< $(TEST_LIB_SRC) $(INTLIB)
 
 # With a clang that has libFuzzer, check also builds the fuzz target, and
 # test/t_rel_fuzz_run runs it for 60 s (SECRETMEM_FUZZ_SECONDS=n); FUZZ=0
@@ -164,6 +202,7 @@ deb:
 	@ls -1 $(DEB_OUT)/*.deb
 
 # ---- install ---------------------------------------------------------------
+MAN_PAGES := $(wildcard man/man*/*.[0-9])
 install: all
 	install -D -m 0755 $(SHLIB) $(DESTDIR)$(LIBDIR)/libsecretmem.so.$(VERSION)
 	ln -sf libsecretmem.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -173,9 +212,18 @@ install: all
 	install -D -m 0644 $(BUILD)/secretmem.pc $(DESTDIR)$(LIBDIR)/pkgconfig/secretmem.pc
 	install -D -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/secretmem
 	$(if $(PRELOAD_SRC),install -D -m 0755 $(PRELOAD) $(DESTDIR)$(PKGLIBDIR)/libsecretmem-preload.so)
-	for f in man/man*/*.[0-9]; do \
+	for f in $(MAN_PAGES); do \
 		s=$${f##*.}; install -D -m 0644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} || exit 1; \
 	done
+
+# Removes what install put there (same variables); directories only if empty.
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libsecretmem.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+		$(DESTDIR)$(LIBDIR)/libsecretmem.so $(DESTDIR)$(LIBDIR)/libsecretmem.a \
+		$(DESTDIR)$(INCLUDEDIR)/secretmem.h $(DESTDIR)$(LIBDIR)/pkgconfig/secretmem.pc \
+		$(DESTDIR)$(BINDIR)/secretmem $(DESTDIR)$(PKGLIBDIR)/libsecretmem-preload.so
+	for f in $(MAN_PAGES); do s=$${f##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done
+	rmdir $(DESTDIR)$(PKGLIBDIR) 2>/dev/null || true
 
 clean:
 	rm -rf build

@@ -24,9 +24,59 @@
 extern "C" {
 #endif
 
+/* Declared first so that SECRETMEM_DEALLOC can name it (contract below). */
+void secretmem_free(void *ptr);
+
 #define SECRETMEM_VERSION_MAJOR 1
-#define SECRETMEM_VERSION_MINOR 0
-#define SECRETMEM_VERSION_STRING "1.0.0"
+#define SECRETMEM_VERSION_MINOR 1
+#define SECRETMEM_VERSION_STRING "1.1.0"
+
+/*
+ * Attributes that let GCC and Clang check callers: a block freed with free(3)
+ * instead of secretmem_free, a write past the size asked for, an ignored
+ * result that leaks or hides a failure.  Each expands to nothing where the
+ * compiler lacks it; they change no behaviour.  NONNULL is only on functions
+ * that do not accept NULL (it lets the compiler delete NULL checks).
+ * malloc(deallocator) needs GCC 11 (Clang rejects it); plain malloc is not on
+ * secretmem_realloc (its result may be the block passed in), and realloc is
+ * not named as a deallocator (code that routes one pointer to free(3) or to
+ * secretmem_realloc by secretmem_owns() would get false warnings).
+ * With alloc_size the compiler (and -D_FORTIFY_SOURCE) takes the size asked
+ * for as the size of the block: to use the whole secretmem_usable_size(p),
+ * first call p = secretmem_realloc(p, secretmem_usable_size(p)), which never
+ * moves the block.  Define SECRETMEM_NO_ATTRIBUTES before the #include to
+ * turn them all off.
+ */
+#if defined(__has_attribute) && !defined(SECRETMEM_NO_ATTRIBUTES)
+#define SECRETMEM_HAS_ATTRIBUTE(x) __has_attribute(x)
+#else
+#define SECRETMEM_HAS_ATTRIBUTE(x) 0
+#endif
+#if SECRETMEM_HAS_ATTRIBUTE(__warn_unused_result__)
+#define SECRETMEM_WARN_UNUSED __attribute__((__warn_unused_result__))
+#else
+#define SECRETMEM_WARN_UNUSED
+#endif
+#if SECRETMEM_HAS_ATTRIBUTE(__malloc__)
+#define SECRETMEM_MALLOC __attribute__((__malloc__))
+#else
+#define SECRETMEM_MALLOC
+#endif
+#if SECRETMEM_HAS_ATTRIBUTE(__alloc_size__)
+#define SECRETMEM_ALLOC_SIZE(...) __attribute__((__alloc_size__(__VA_ARGS__)))
+#else
+#define SECRETMEM_ALLOC_SIZE(...)
+#endif
+#if SECRETMEM_HAS_ATTRIBUTE(__nonnull__)
+#define SECRETMEM_NONNULL(...) __attribute__((__nonnull__(__VA_ARGS__)))
+#else
+#define SECRETMEM_NONNULL(...)
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && !defined(SECRETMEM_NO_ATTRIBUTES)
+#define SECRETMEM_DEALLOC __attribute__((__malloc__(secretmem_free, 1)))
+#else
+#define SECRETMEM_DEALLOC
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Kernel interface                                                    */
@@ -43,7 +93,7 @@ extern "C" {
  * kills the process (systemd's @system-service), this call kills the caller;
  * call secretmem_supported() first, which never does.
  */
-int secretmem_memfd(unsigned int flags);
+int secretmem_memfd(unsigned int flags) SECRETMEM_WARN_UNUSED;
 
 /*
  * secretmem_supported - is secret memory usable in this process?
@@ -118,7 +168,7 @@ struct secretmem_region; /* opaque; its bookkeeping is in ordinary memory */
  * forbidden by the flag, SECRETMEM_REQUIRE=1 or secretmem_set_require()),
  * EMFILE/ENFILE (no file descriptor for the secret memory file).
  */
-struct secretmem_region *secretmem_region_create(size_t size, unsigned int flags);
+struct secretmem_region *secretmem_region_create(size_t size, unsigned int flags) SECRETMEM_WARN_UNUSED;
 
 /* secretmem_region_data - the first usable byte (page aligned). */
 void *secretmem_region_data(const struct secretmem_region *region);
@@ -134,7 +184,7 @@ int secretmem_region_backend(const struct secretmem_region *region);
  * enum secretmem_access.  Returns 0, -EINVAL for a bad mode or NULL region,
  * or -errno from mprotect(2).
  */
-int secretmem_region_protect(struct secretmem_region *region, int access);
+int secretmem_region_protect(struct secretmem_region *region, int access) SECRETMEM_WARN_UNUSED;
 
 /*
  * secretmem_region_destroy - zeroize the region (whatever its access mode),
@@ -159,10 +209,12 @@ int secretmem_region_destroy(struct secretmem_region *region);
  * when memory or the memory-lock limit is exhausted (never SIGBUS), ENOSYS or
  * EPERM when secret memory is unavailable and fallback is forbidden.
  */
-void *secretmem_malloc(size_t size);
+void *secretmem_malloc(size_t size)
+	SECRETMEM_MALLOC SECRETMEM_DEALLOC SECRETMEM_ALLOC_SIZE(1) SECRETMEM_WARN_UNUSED;
 
 /* secretmem_calloc - nmemb * size bytes, zeroed; NULL/ENOMEM on overflow. */
-void *secretmem_calloc(size_t nmemb, size_t size);
+void *secretmem_calloc(size_t nmemb, size_t size)
+	SECRETMEM_MALLOC SECRETMEM_DEALLOC SECRETMEM_ALLOC_SIZE(1, 2) SECRETMEM_WARN_UNUSED;
 
 /*
  * secretmem_realloc - resize ptr to size bytes, keeping the contents up to the
@@ -171,7 +223,8 @@ void *secretmem_calloc(size_t nmemb, size_t size);
  * (errno is left alone).  On failure returns NULL with errno ENOMEM and ptr is
  * untouched.  A pointer that this allocator did not hand out is fatal.
  */
-void *secretmem_realloc(void *ptr, size_t size);
+void *secretmem_realloc(void *ptr, size_t size)
+	SECRETMEM_DEALLOC SECRETMEM_ALLOC_SIZE(2) SECRETMEM_WARN_UNUSED;
 
 /*
  * secretmem_free - zeroize and release a block.  NULL is a no-op.  A double
@@ -181,10 +234,12 @@ void *secretmem_realloc(void *ptr, size_t size);
 void secretmem_free(void *ptr);
 
 /* secretmem_strdup - a copy of s in secret memory; NULL/ENOMEM. */
-char *secretmem_strdup(const char *s);
+char *secretmem_strdup(const char *s)
+	SECRETMEM_MALLOC SECRETMEM_DEALLOC SECRETMEM_NONNULL(1) SECRETMEM_WARN_UNUSED;
 
 /* secretmem_strndup - a copy of at most n bytes of s, NUL-terminated. */
-char *secretmem_strndup(const char *s, size_t n);
+char *secretmem_strndup(const char *s, size_t n)
+	SECRETMEM_MALLOC SECRETMEM_DEALLOC SECRETMEM_NONNULL(1) SECRETMEM_WARN_UNUSED;
 
 /*
  * secretmem_usable_size - the number of usable bytes of a live block
@@ -259,6 +314,34 @@ int secretmem_set_option(int option, long value);
 
 /* secretmem_get_option - the value in force (>= 0), or -EINVAL. */
 long secretmem_get_option(int option);
+
+/* ------------------------------------------------------------------ */
+/* Helpers (since 1.1, version node SECRETMEM_1.1)                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * secretmem_memzero - set len bytes at ptr to zero, in a way the compiler
+ * cannot remove as a dead store (unlike memset before free or return).  Works
+ * on any memory.  ptr may be NULL only when len is 0 (then a no-op).
+ * Replaces sodium_memzero and OPENSSL_cleanse.
+ */
+void secretmem_memzero(void *ptr, size_t len);
+
+/*
+ * secretmem_memeq - compare len bytes at a and b in a time that depends on
+ * len only, never on the contents or on where they differ.  Returns 1 when
+ * they are EQUAL, 0 when they differ - note: the opposite sense of memcmp,
+ * sodium_memcmp and CRYPTO_memcmp, which return 0 for equal.  len 0 gives 1;
+ * a and b may be NULL only when len is 0.
+ */
+int secretmem_memeq(const void *a, const void *b, size_t len) SECRETMEM_WARN_UNUSED;
+
+/*
+ * secretmem_version - the version of the library that is running, such as
+ * "1.1.0" (SECRETMEM_VERSION_STRING is the version of the header compiled
+ * against).  Never NULL; a static string.
+ */
+const char *secretmem_version(void);
 
 #ifdef __cplusplus
 }

@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 the secretmem authors
 # scripts/deps.sh - install what secretmem needs from Debian's packages.
-#   sh scripts/deps.sh build   compiler and make: enough for `make` and `secretmem check`
+#   sh scripts/deps.sh build   compiler, make, pkg-config: enough for `make`, `make install` and `secretmem check`
 #   sh scripts/deps.sh test    plus everything `make check`, `make bench` and `make fuzz` use
 set -eu
 what=${1:-build}
-build_pkgs="gcc make libc6-dev"
+build_pkgs="gcc make libc6-dev binutils pkg-config"
 test_pkgs="$build_pkgs clang libclang-rt-14-dev python3 openssl libssl-dev libsodium-dev
-	nginx-light curl gdb valgrind gnuplot-nox procps util-linux"
+	nginx-light curl gdb valgrind gnuplot-nox procps util-linux systemd"
 # Debian packages (make deb, test/t_pkg_deb) and the Python binding (test/t_py_*)
-test_pkgs="$test_pkgs debhelper dpkg-dev fakeroot lintian pkg-config python3-venv python3-pip python3-setuptools"
+test_pkgs="$test_pkgs debhelper dpkg-dev fakeroot lintian python3-venv python3-pip python3-setuptools"
 case $what in
 build) pkgs=$build_pkgs ;;
 test) pkgs=$test_pkgs ;;

@@ -155,6 +155,7 @@ static void round_trip(const char *label)
 
 int main(void)
 {
+	tl_need_root("uses more secret memory than the memory-lock limit of a normal user (8 MiB)");
 	/* any backend: the secret one here, the fallback under valgrind */
 	printf("backend: %s\n", secretmem_backend_name(secretmem_default_backend()));
 	TL_CHECK(secretmem_get_option(SECRETMEM_OPT_FORK) == SECRETMEM_FORK_COPY, "default fork policy %ld, expected copy",

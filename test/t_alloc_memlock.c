@@ -88,6 +88,7 @@ static int limited(void *arg)
 
 int main(void)
 {
+	tl_need_root("drops CAP_IPC_LOCK and sets RLIMIT_MEMLOCK in children");
 	static const size_t sizes[] = { 32, 4096, 65536 };
 	static char out[8192];
 

@@ -70,6 +70,7 @@ static int limited_child(void *arg)
 
 int main(void)
 {
+	tl_need_root("drops CAP_IPC_LOCK and sets RLIMIT_MEMLOCK in a child");
 	struct rlimit rl;
 	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
 

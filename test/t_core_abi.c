@@ -3,7 +3,8 @@
 /*
  * t_core_abi - the shared library exports exactly the functions that the
  * public header declares (no internal symbol leaks, none is missing), every
- * one under the version node SECRETMEM_1.0, with soname libsecretmem.so.1;
+ * one under its version node (SECRETMEM_1.0 for the 1.0.0 API, SECRETMEM_1.1
+ * for what 1.1.0 added, which inherits 1.0), with soname libsecretmem.so.1;
  * and the header compiles as C++.
  */
 #include <errno.h>
@@ -41,6 +42,17 @@ static int read_lines(const char *cmd, char names[][64], int max)
 	return n;
 }
 
+/* The functions added in 1.1.0; every other one must stay in SECRETMEM_1.0. */
+static const char *const added_1_1[] = { "secretmem_memzero", "secretmem_memeq", "secretmem_version" };
+
+static const char *node_of(const char *name)
+{
+	for (size_t i = 0; i < sizeof(added_1_1) / sizeof(added_1_1[0]); i++)
+		if (strcmp(name, added_1_1[i]) == 0)
+			return "@@SECRETMEM_1.1";
+	return "@@SECRETMEM_1.0";
+}
+
 static int find(char names[][64], int n, const char *s)
 {
 	for (int i = 0; i < n; i++)
@@ -68,17 +80,20 @@ int main(void)
 		char base[64];
 		put(base, sizeof(base), exported[i]);
 		char *at = strchr(base, '@');
-		TL_CHECK(at && strcmp(at, "@@SECRETMEM_1.0") == 0, "%s is not in version node SECRETMEM_1.0", exported[i]);
+		TL_CHECK(at, "%s has no default version node", exported[i]);
 		*at = '\0';
+		TL_CHECK(strcmp(at + 1, node_of(base) + 1) == 0, "%s@%s: want %s", base, at + 1, node_of(base));
 		TL_CHECK(find(header, nh, base), "%s is exported but not in the header", base);
 	}
 	for (int i = 0; i < nh; i++) {
 		char versioned[80];
 		put(versioned, sizeof(versioned) - 16, header[i]);
-		strcat(versioned, "@@SECRETMEM_1.0");
+		strcat(versioned, node_of(header[i]));
 		TL_CHECK(find(exported, ne, versioned), "%s is declared but not exported", header[i]);
 	}
-	printf("%d functions declared, %d exported, all under SECRETMEM_1.0\n", nh, ne);
+	printf("%d functions declared, %d exported, each under its version node\n", nh, ne);
+	snprintf(cmd, sizeof(cmd), "readelf -V %s | grep -q 'Parent 1: SECRETMEM_1.0'", so);
+	TL_CHECK(system(cmd) == 0, "version node SECRETMEM_1.1 does not inherit SECRETMEM_1.0");
 
 	snprintf(cmd, sizeof(cmd), "readelf -d %s | grep -q 'Library soname: \\[libsecretmem.so.1\\]'", so);
 	TL_CHECK(system(cmd) == 0, "soname is not libsecretmem.so.1");

@@ -101,6 +101,7 @@ static void run(int fallback)
 
 int main(void)
 {
+	tl_need_root("rewrites /proc/sys/kernel/core_pattern");
 	tl_need_secretmem();
 	atexit(remove_core);
 	run(0);

@@ -80,6 +80,7 @@ static int child(void *arg)
 
 int main(void)
 {
+	tl_need_root("drops CAP_IPC_LOCK and sets RLIMIT_MEMLOCK in children");
 	tl_need_secretmem();
 	for (int fallback = 0; fallback < 2; fallback++) {
 		int st = tl_run_child(child, &fallback, NULL, 0);

@@ -46,6 +46,7 @@ static void run(const char *mode, size_t limit, const char *type)
 
 int main(void)
 {
+	tl_need_root("drops CAP_IPC_LOCK and sets RLIMIT_MEMLOCK for the servers");
 	rig_need("openssl");
 	tl_need_secretmem();
 	run("all", 256 * 1024, "rsa");

@@ -525,6 +525,7 @@ static int limit_child(void *arg)
 
 int main(void)
 {
+	tl_need_root("its memory-lock case drops CAP_IPC_LOCK and sets RLIMIT_MEMLOCK");
 	/* per op, the errors the kernel can give there; the first is swept over
 	 * every n, the others (the same paths, another errno to map) over
 	 * every 4th n unless SECRETMEM_INJECT_STRIDE says otherwise */

@@ -278,6 +278,7 @@ static int fork_once(int policy)
 
 int main(void)
 {
+	tl_need_root("uses more secret memory than the memory-lock limit of a normal user (8 MiB)");
 	static const char *const pname[] = { "copy", "share", "drop" };
 	long total = 10000000;
 	const char *e = getenv("SECRETMEM_STRESS_OPS");

@@ -49,6 +49,22 @@ void tl_skip_kernel(const char *reason)
 	tl_skip(reason);
 }
 
+int tl_run_script(const char *path)
+{
+	fflush(NULL);
+	execl("/bin/sh", "sh", path, (char *)NULL);
+	TL_FAIL("exec /bin/sh %s: %s", path, strerror(errno));
+}
+
+void tl_need_root(const char *why)
+{
+	if (geteuid() != 0) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "needs root: %s", why);
+		tl_skip(msg);
+	}
+}
+
 void tl_need_secretmem(void)
 {
 	int rc = secretmem_supported();

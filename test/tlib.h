@@ -44,6 +44,11 @@ __attribute__((noreturn)) void tl_skip(const char *reason);
  * SECRETMEM_TEST_REQUIRE_KERNEL=1 (CI machines have the feature).
  */
 __attribute__((noreturn)) void tl_skip_kernel(const char *reason);
+/* Run a shell test (test/x.sh, from the source tree): replaces this process
+ * with /bin/sh, so the script's exit status (0, 1, 77) is the test's. */
+int tl_run_script(const char *path);
+/* Skip ("needs root: <why>") unless running as root; CI runs as root. */
+void tl_need_root(const char *why);
 /* tl_skip_kernel() unless secretmem_supported() == 0. */
 void tl_need_secretmem(void);
 /* 1 when running under valgrind (SECRETMEM_UNDER_VALGRIND=1). */

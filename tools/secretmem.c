@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 		return CLI_EXIT_OK;
 	}
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
-		printf("secretmem %s\n", SECRETMEM_VERSION_STRING);
+		printf("secretmem %s\n", secretmem_version());
 		return CLI_EXIT_OK;
 	}
 	if (strcmp(cmd, "check") == 0)

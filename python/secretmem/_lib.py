@@ -65,6 +65,9 @@ SIGNATURES = {
     "secretmem_free": (None, [c_void_p], NONE),
     "secretmem_strdup": (c_void_p, [c_char_p], NULL),
     "secretmem_strndup": (c_void_p, [c_char_p, c_size_t], NULL),
+    "secretmem_memzero": (None, [c_void_p, c_size_t], NONE),
+    "secretmem_memeq": (c_int, [c_void_p, c_void_p, c_size_t], NONE),  # 1 equal, 0 not
+    "secretmem_version": (c_char_p, [], NONE),
     "secretmem_usable_size": (c_size_t, [c_void_p], NONE),
     "secretmem_owns": (c_int, [c_void_p], NONE),
     "secretmem_trim": (c_long, [], NEG),

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/* t_adopt_version - runs test/adopt_version.sh (see there). */
+#include "tlib.h"
+
+int main(void)
+{
+	return tl_run_script("test/adopt_version.sh");
+}
