@@ -35,11 +35,11 @@ fi
 echo "make deb: $(( $(date +%s) - t0 )) s"
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
-version=$(sed -n 's/^VERSION := //p' Makefile)
+version=$(sed -n 's/^#define SECRETMEM_VERSION_STRING "\(.*\)"$/\1/p' include/secretmem.h)
 debver=$(dpkg-parsechangelog -l debian/changelog -S Version)
 case $debver in
 "$version"-*) ;;
-*) fail "debian/changelog version $debver does not match the Makefile's VERSION $version" ;;
+*) fail "debian/changelog version $debver does not match the header's SECRETMEM_VERSION_STRING $version" ;;
 esac
 lib=$out/libsecretmem1_${debver}_$arch.deb
 dev=$out/libsecretmem-dev_${debver}_$arch.deb

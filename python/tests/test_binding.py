@@ -22,7 +22,9 @@ def header_text():
     with open(pyutil.HEADER) as f:
         text = f.read()
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    return re.sub(r"#[^\n]*", " ", text)
+    text = re.sub(r"#[^\n]*", " ", text)
+    # attribute macros after a declaration (SECRETMEM_WARN_UNUSED, SECRETMEM_ALLOC_SIZE(1), ...)
+    return re.sub(r"\bSECRETMEM_[A-Z_]+(\([^)]*\))?", " ", text)
 
 
 def header_prototypes():
