@@ -79,7 +79,7 @@ static void *sym(const char *name)
 
 	if (p || !caller || !dladdr(caller, &info) || !info.dli_fname)
 		return p;
-	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	h = pl_dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
 	if (h) {
 		p = dlsym(h, name);
 		dlclose(h);
@@ -149,11 +149,11 @@ __attribute__((noinline)) PL_MONT *BN_MONT_CTX_set_locked(PL_MONT **pmont, PL_LO
 	set_locked_fn real;
 	PL_MONT *ret, *mtmp;
 
-	if (pl_mode() == PL_MODE_SECURE) {
+	if (pl_mode() != PL_MODE_OFF) {
 		__atomic_store_n(&caller, __builtin_return_address(0), __ATOMIC_RELAXED);
 		pthread_once(&ossl_once, resolve);
 	}
-	if (pl_mode() != PL_MODE_SECURE || !ossl.usable || !ossl.get_flags(mod, PL_BN_FLG_SECURE)) {
+	if (pl_mode() == PL_MODE_OFF || !ossl.usable || !ossl.get_flags(mod, PL_BN_FLG_SECURE)) {
 		*(void **)&real = pl_real(PL_REAL_BN_MONT_CTX_SET_LOCKED, __builtin_return_address(0));
 		return real ? real(pmont, lock, mod, ctx) : NULL;
 	}
