@@ -12,70 +12,32 @@
  * buffers; in modes secure and all nothing is found: the module's fclose()
  * flushes the output and then clears the buffer.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
+#include <stdint.h>
+#include "gdbstop.h"
 #include "scan.h"
 #include "tlib.h"
 
 static int run(const char *what, const char *mode)
 {
-	const char *dir = rig_tmpdir(), *m = mode ? mode : "none";
-	char cmds[300], log[300], ready[300], go[300], outkey[300], label[80];
+	const char *m = mode ? mode : "none";
+	char outkey[300], label[80];
 	struct scan_key key;
 	struct scan_result res;
-	FILE *f;
-	int pid = 0, n, pem = -1;
+	struct gdbstop g;
+	int n, pem = -1;
 
-	snprintf(cmds, sizeof(cmds), "%s/gdb-%s-%s.cmd", dir, what, m);
-	snprintf(log, sizeof(log), "%s/gdb-%s-%s.log", dir, what, m);
-	snprintf(ready, sizeof(ready), "%s/ready-%s-%s", dir, what, m);
-	snprintf(go, sizeof(go), "%s/go-%s-%s", dir, what, m);
-	snprintf(outkey, sizeof(outkey), "%s/out-%s-%s.pem", dir, what, m);
-	f = fopen(cmds, "we");
-	if (!f)
-		TL_FAIL("%s: %s", cmds, strerror(errno));
-	fprintf(f, "set startup-with-shell off\nset pagination off\nset confirm off\n");
-	if (mode)
-		fprintf(f, "set environment LD_PRELOAD=%s\nset environment SECRETMEM_OPENSSL=%s\n"
-			   "set environment ASAN_OPTIONS=detect_leaks=0\n", rig_ld_preload(), mode);
-	fprintf(f, "catch syscall exit_group\nrun\ninfo proc\nshell touch '%s'\n"
-		   "shell while [ ! -e '%s' ]; do sleep 0.05; done\nkill\nquit\n", ready, go);
-	fclose(f);
-
+	snprintf(outkey, sizeof(outkey), "%s/out-%s-%s.pem", rig_tmpdir(), what, m);
 	char *genrsa[] = { "openssl", "genrsa", "-out", outkey, "2048", NULL };
 	char *pkey[] = { "openssl", "pkey", "-in", (char *)(uintptr_t)rig_make_key("rsa"), "-out", outkey, NULL };
 	char *genpkey[] = { "openssl", "genpkey", "-algorithm", "ed25519", "-out", outkey, NULL };
 	char **prog = strcmp(what, "genrsa") == 0 ? genrsa : strcmp(what, "pkey") == 0 ? pkey : genpkey;
-	char *argv[16] = { "gdb", "-nx", "-batch", "-x", cmds, "--args" };
-	int a = 6;
-	for (int i = 0; prog[i]; i++)
-		argv[a++] = prog[i];
-	argv[a] = NULL;
-	pid_t gdb = rig_spawn(argv, NULL, log, dir, 0);
-	for (int i = 0; i < 3000 && access(ready, F_OK) != 0; i++) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	f = fopen(log, "re");
-	if (f) {
-		char line[512];
-
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "process %d", &pid) == 1)
-				break;
-		fclose(f);
-	}
-	if (access(ready, F_OK) != 0 || pid <= 0 || !rig_file_has(log, "exit_group")) {
-		rig_cat(log);
-		TL_FAIL("%s, mode %s: did not stop at exit_group under gdb", what, m);
-	}
+	gdbstop_start(&g, what, mode, "catch syscall exit_group", prog);
 	if (scan_key_load(&key, outkey) != 0)
 		TL_FAIL("%s, mode %s: cannot read the key it wrote", what, m);
 	snprintf(label, sizeof(label), "%s mode %s", what, m);
-	n = scan_pid(&key, pid, &res, label);
+	n = scan_pid(&key, g.pid, &res, label);
 	scan_report(&key, &res, label);
 	TL_CHECK(n >= 0, "scan failed");
 	for (int i = 0; i < key.count; i++)
@@ -90,13 +52,12 @@ static int run(const char *what, const char *mode)
 				fprintf(stderr, "%s: sanitizer build: copy on the stack not counted\n", label);
 				n--;
 			}
-	if (rig_file_has(log, "secretmem-preload:")) {
-		rig_cat(log);
+	if (rig_file_has(g.log, "secretmem-preload:")) {
+		rig_cat(g.log);
 		TL_FAIL("%s, mode %s: the preload module complained", what, m);
 	}
 	scan_result_free(&res);
-	rig_sh("touch '%s'", go);
-	rig_stop(gdb);
+	gdbstop_end(&g);
 	scan_key_free(&key);
 	return mode ? n : 0;
 }
