@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "secretmem.h"
 #include "preload.h"
@@ -27,6 +28,9 @@
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int requested_mode = PL_MODE_SECURE;
 int pl_report_wanted;
+static int reported;
+static pid_t init_pid;
+static void preload_report(void);
 extern unsigned long pl_count[4];
 
 void pl_warn(const char *msg)
@@ -59,6 +63,34 @@ static void init(void)
 		pl_warn("invalid value of SECRETMEM_OPENSSL (secure, all or off), using secure");
 	}
 	pl_report_wanted = r && strcmp(r, "1") == 0;
+	init_pid = getpid();
+}
+
+/*
+ * Shells (dash) and many daemons leave with _exit(), which runs no
+ * destructor: report there too - only in the process that loaded the
+ * module, not in a forked child that never called exec.
+ */
+PL_EXPORT void _exit(int status);
+PL_EXPORT void _Exit(int status);
+
+__attribute__((noreturn)) static void leave(int status)
+{
+	if (pl_report_wanted && getpid() == init_pid)
+		preload_report();
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
+}
+
+void _exit(int status)
+{
+	leave(status);
+}
+
+void _Exit(int status)
+{
+	leave(status);
 }
 
 int pl_mode(void)
@@ -84,12 +116,12 @@ static void say(const char *fmt, ...)
 		return;
 }
 
-/* SECRETMEM_REPORT=1: what was protected, at exit(). */
+/* SECRETMEM_REPORT=1: what was protected, at exit() (and _exit()). */
 __attribute__((destructor)) static void preload_report(void)
 {
 	struct secretmem_stats st;
 
-	if (!pl_report_wanted)
+	if (!pl_report_wanted || __atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL))
 		return;
 	say("mode %s (pid %d)", mode_names[pl_mode()], (int)getpid());
 	if (!pl_libs_any()) {
