@@ -90,6 +90,7 @@ static int have_ipc_lock(void)
 static void describe(char *out, size_t len, size_t num, int err, int used_up)
 {
 	struct secretmem_stats st;
+	struct rlimit as;
 	rlim_t lim = memlock_soft();
 	int cap = have_ipc_lock();
 
@@ -103,6 +104,14 @@ static void describe(char *out, size_t len, size_t num, int err, int used_up)
 			 num, (unsigned long long)lim, used_up ? "is used up" : "leaves too little for this block",
 			 (unsigned long long)(st.memlock_left <= lim ? lim - st.memlock_left : lim),
 			 st.bytes_mapped);
+	else if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+		snprintf(out, len,
+			 "secret memory refused %zu bytes (%s), not because of the memory-lock limit "
+			 "(%s): the kernel refused the mapping (address-space limit RLIMIT_AS = %llu bytes, "
+			 "or no free memory); this process has %zu bytes of secret memory mapped",
+			 num, strerror(err),
+			 cap ? "the process has CAP_IPC_LOCK" : "RLIMIT_MEMLOCK is unlimited",
+			 (unsigned long long)as.rlim_cur, st.bytes_mapped);
 	else
 		snprintf(out, len,
 			 "secret memory refused %zu bytes (%s), not because of the memory-lock limit "

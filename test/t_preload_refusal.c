@@ -14,7 +14,10 @@
  *     nothing is freed; the first block after a free, and the first after
  *     the soft limit is raised, are secret memory again;
  *   - (mode all) asks for a block twice the limit: it alone goes to ordinary
- *     memory, the next small block is secret.
+ *     memory, the next small block is secret;
+ *   - as root (CAP_IPC_LOCK) with an address-space limit just above what it
+ *     uses: the warning says it is not the memory-lock limit, and names the
+ *     limit that is.
  */
 #include <stdio.h>
 #include "probe.h"
@@ -62,6 +65,22 @@ static void exhaust(const char *mode, int big)
 	}
 }
 
+static void asrefuse(const char *mode)
+{
+	char log[300];
+	const char *args[] = { "asrefuse", NULL };
+
+	snprintf(log, sizeof(log), "%s/asrefuse-%s.log", rig_tmpdir(), mode);
+	int rc = probe_run(mode, NULL, 0, log, args);
+	rig_cat(log);
+	TL_CHECK(rc == 0 && rig_file_has(log, "ordinary block under the address-space limit: 1"),
+		 "mode %s: the probe failed (%d)", mode, rc);
+	TL_CHECK(rig_file_count(log, "secretmem-preload: warning") == 1 &&
+		 rig_file_has(log, "not because of the memory-lock limit (the process has CAP_IPC_LOCK)") &&
+		 rig_file_has(log, "RLIMIT_AS = "),
+		 "mode %s: the warning does not state the true cause", mode);
+}
+
 int main(void)
 {
 	probe_path();
@@ -70,6 +89,8 @@ int main(void)
 	sizemax("all");
 	exhaust("secure", 0);
 	exhaust("all", 1);
+	if (!rig_preload_sanitizer()) /* the sanitizer runtime reserves address space */
+		asrefuse("secure");
 	printf("impossible requests change nothing; refusals state their cause and end when memory is back\n");
 	return 0;
 }

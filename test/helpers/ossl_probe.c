@@ -12,6 +12,7 @@
  *   exhaust SOFT [big]  (big: first a block twice the limit) lower the soft RLIMIT_MEMLOCK to SOFT bytes, fill
  *                    secret memory, then check that it is used again after
  *                    a free and after the soft limit is raised again
+ *   asrefuse         secret memory refused by the address-space limit
  *   twocopies PATH   dlopen libcrypto.so.3 and a copy of it at PATH: whose
  *                    memory functions each one has, where CRYPTO_malloc()
  *                    of each puts its blocks
@@ -165,6 +166,44 @@ static int cmd_exhaust(size_t soft, int big)
 	for (int i = 0; i < n; i++)
 		OPENSSL_secure_free(b[i]);
 	return failures ? 1 : 0;
+}
+
+/*
+ * Secret memory refused for a reason other than the memory-lock limit (run
+ * as root, with CAP_IPC_LOCK): the address-space limit is set just above
+ * what the process uses, so that new mappings fail.
+ */
+static int cmd_asrefuse(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long kb = 0;
+	int ordinary = 0;
+	struct rlimit rl;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %lu kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	if (!kb) {
+		printf("FAILED: VmSize\n");
+		return 1;
+	}
+	rl.rlim_cur = rl.rlim_max = (kb + 512) * 1024;
+	if (setrlimit(RLIMIT_AS, &rl) != 0) {
+		printf("FAILED: setrlimit(RLIMIT_AS)\n");
+		return 1;
+	}
+	for (int i = 0; i < 2000 && !ordinary; i++) {
+		void *p = OPENSSL_secure_malloc(1024);
+
+		if (!p)
+			break;
+		ordinary = !is_secret(p);
+	}
+	printf("ordinary block under the address-space limit: %d\n", ordinary);
+	return 0;
 }
 
 typedef void (*get_mem_fn)(CRYPTO_malloc_fn *m, CRYPTO_realloc_fn *r, CRYPTO_free_fn *f);
@@ -386,6 +425,8 @@ int main(int argc, char **argv)
 		return cmd_exhaust(strtoul(argv[2], NULL, 0), argc >= 4 && strcmp(argv[3], "big") == 0);
 	if (argc >= 3 && strcmp(argv[1], "twocopies") == 0)
 		return cmd_twocopies(argv[2]);
+	if (argc >= 2 && strcmp(argv[1], "asrefuse") == 0)
+		return cmd_asrefuse();
 	if (argc >= 2 && strcmp(argv[1], "setmem") == 0)
 		return cmd_setmem();
 	if (argc >= 3 && strcmp(argv[1], "secmem") == 0)
