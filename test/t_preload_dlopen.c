@@ -10,7 +10,10 @@
  *     without the module (control) and nothing in modes all and secure;
  *   - two libcrypto copies in one process (libcrypto.so.3 and a copy of
  *     the file, both dlopen()ed RTLD_LOCAL): each has the module's memory
- *     functions, and in mode all CRYPTO_malloc() of each is secret memory.
+ *     functions, and in mode all CRYPTO_malloc() of each is secret memory;
+ *   - the module's dlopen() keeps the caller's search path: a program whose
+ *     DT_RUNPATH (or DT_RPATH) names a directory dlopen()s a library by a
+ *     name found only there, with and without the module.
  */
 #include <stdio.h>
 #include <string.h>
@@ -130,6 +133,50 @@ static void two_copies(const char *mode)
 	TL_CHECK(rig_file_count(log, "secretmem-preload: report: libcrypto ") >= 2, "the report lists fewer than two copies");
 }
 
+static const char rp_lib[] = "int rp_answer(void) { return 42; }\n";
+static const char rp_main[] =
+	"#include <dlfcn.h>\n"
+	"#include <stdio.h>\n"
+	"int main(void)\n"
+	"{\n"
+	"	void *h = dlopen(\"librpt12.so\", RTLD_NOW);\n"
+	"	int (*f)(void) = h ? (int (*)(void))dlsym(h, \"rp_answer\") : 0;\n"
+	"	printf(\"answer %d\\n\", f ? f() : -1);\n"
+	"	return f ? 0 : 1;\n"
+	"}\n";
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	TL_CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", path);
+}
+
+static void caller_path(const char *tag)
+{
+	const char *dir = rig_tmpdir();
+	char out[300], path[300];
+
+	snprintf(out, sizeof(out), "%s/rpath-%s.out", dir, tag);
+	snprintf(path, sizeof(path), "%s/rp", dir);
+	rig_sh("mkdir -p '%s'", path);
+	snprintf(path, sizeof(path), "%s/rp/l.c", dir);
+	write_file(path, rp_lib);
+	snprintf(path, sizeof(path), "%s/rp/m.c", dir);
+	write_file(path, rp_main);
+	if (rig_sh("cd '%s/rp' && cc -shared -fPIC -o librpt12.so l.c && cc -o m-%s m.c -ldl -Wl,%s "
+		   "-Wl,-rpath,'%s/rp' 2>&1", dir, tag,
+		   strcmp(tag, "runpath") == 0 ? "--enable-new-dtags" : "--disable-new-dtags", dir) != 0) {
+		printf("cc not usable: caller search path not checked\n");
+		return;
+	}
+	TL_CHECK(rig_sh("'%s/rp/m-%s' > '%s' 2>&1", dir, tag, out) == 0, "%s: fails without the module", tag);
+	TL_CHECK(rig_sh("LD_PRELOAD='%s' ASAN_OPTIONS=detect_leaks=0 '%s/rp/m-%s' > '%s' 2>&1", rig_ld_preload(), dir,
+			tag, out) == 0 && rig_file_has(out, "answer 42"),
+		 "%s: dlopen() by name through the module lost the caller's search path", tag);
+	printf("%s: dlopen() by name keeps the caller's search path\n", tag);
+}
+
 int main(void)
 {
 	int found = 0;
@@ -138,6 +185,8 @@ int main(void)
 	rig_need(PYTHON);
 	rig_skip_if_tsan();
 	probe_path();
+	caller_path("runpath");
+	caller_path("rpath");
 	python_scan(NULL);
 	tl_need_secretmem();
 	python_report();
