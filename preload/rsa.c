@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * rsa.c - `secure` mode: the cached Montgomery contexts of secret moduli go
- * to the secure heap too.
+ * rsa.c - the cached Montgomery contexts of secret moduli go to the secure
+ * heap too (modes secure and all: in all, for a libcrypto whose memory
+ * functions could not be installed).
  *
  * OpenSSL's RSA code caches a Montgomery context for each prime
  * (RSA_FLAG_CACHE_PRIVATE): BN_MONT_CTX_set_locked() creates it with
@@ -21,8 +22,8 @@
  * through the layout of struct bn_mont_ctx_st, private to OpenSSL but the
  * same in 1.1.0 to 3.x; the module only uses it when OpenSSL_version_num()
  * says 1.1 or 3 and a new context looks exactly as BN_MONT_CTX_new() leaves
- * it.  Otherwise, in the other modes, and for public moduli, OpenSSL's
- * function runs.
+ * it.  Otherwise, in mode off, and for public moduli, OpenSSL's function
+ * runs.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
