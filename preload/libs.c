@@ -226,7 +226,16 @@ void pl_libs_check(const void *caller)
 		}
 	if (__atomic_load_n(&objs_full, __ATOMIC_RELAXED))
 		return;
-	pl_libs_scan();
+	/*
+	 * Only if no scan is running: the caller may be a constructor running
+	 * inside dlopen() (holding the loader's lock) while another thread's
+	 * scan holds ours and waits for the loader's.
+	 */
+	if (pthread_mutex_trylock(&lock) != 0)
+		return;
+	scan_locked();
+	__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&lock);
 }
 
 int pl_memfn_safe(void)
