@@ -160,7 +160,14 @@ ifneq ($(filter check,$(MAKECMDGOALS)),)
 HAVE_FUZZ := $(if $(filter 1,$(FUZZ)),$(shell printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return (int)(d == 0 && n); }\n' | \
 	$(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1 && echo 1))
 endif
-check: all $(TEST_BIN) $(if $(HAVE_FUZZ),fuzz)
+# Helpers the preload tests run under the module: OpenSSL programs of our own.
+HELPER_SRC := $(wildcard test/helpers/*.c)
+HELPER_BIN := $(patsubst test/helpers/%.c,$(BUILD)/test/helpers/%,$(HELPER_SRC))
+$(BUILD)/test/helpers/%: test/helpers/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(ALL_LDFLAGS) -o $@ $< -lcrypto -ldl
+
+check: all $(TEST_BIN) $(HELPER_BIN) $(if $(HAVE_FUZZ),fuzz)
 	SECRETMEM_BUILD=$(BUILD) VALGRIND=$(VALGRIND) sh test/run.sh $(TEST_BIN)
 
 # ---- benchmark (issue: allocator) ----------------------------------------

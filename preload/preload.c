@@ -1,53 +1,41 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * preload.c - mode selection and the `all` mode of libsecretmem-preload.so.
+ * preload.c - mode selection and the exit report of libsecretmem-preload.so.
  *
  * SECRETMEM_OPENSSL=secure (default): the exported CRYPTO_secure_* family
  * (secure.c) serves OpenSSL's secure heap - where it keeps private keys -
  * from secret memory, and OpenSSL's ordinary allocations stay in malloc()
- * but are cleared when freed (OpenSSL frees decoded key files, e.g. the DER
- * bytes of PEM_read_bio_PrivateKey(), without clearing them).  =all: in addition every OPENSSL_malloc() comes from
- * secret memory: the constructor below hands OpenSSL our memory functions
- * with CRYPTO_set_mem_functions(), which OpenSSL accepts only before its
- * first allocation.  =off: the module does nothing (the exports forward to
- * OpenSSL's own functions).
+ * but are cleared when freed.  =all: in addition every OPENSSL_malloc()
+ * comes from secret memory.  The memory functions of both are installed in
+ * every libcrypto of the process (libs.c, memfn.c).  =off: the module does
+ * nothing (the exports forward to OpenSSL's own functions).
+ *
+ * SECRETMEM_REPORT=1: at exit, a few lines on stderr saying what the module
+ * actually protected.  Off by default, so that outputs stay byte-identical.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <malloc.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "secretmem.h"
 #include "preload.h"
 
-typedef void *(*malloc_fn)(size_t num, const char *file, int line);
-typedef void *(*realloc_fn)(void *ptr, size_t num, const char *file, int line);
-typedef void (*free_fn)(void *ptr, const char *file, int line);
-typedef int (*set_mem_functions_fn)(malloc_fn m, realloc_fn r, free_fn f);
-
-enum all_state {
-	ALL_NOT_WANTED = 0,
-	ALL_INSTALLED,
-	ALL_PENDING,  /* libcrypto not loaded when the constructor ran */
-	ALL_FAILED,   /* OpenSSL refused: it had allocated already     */
-};
-
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int requested_mode = PL_MODE_SECURE;
-static int all_state = ALL_NOT_WANTED;
-static pthread_mutex_t late_lock = PTHREAD_MUTEX_INITIALIZER;
-static int exhausted_warned;
-static int backend_checked;
+int pl_report_wanted;
+static int reported;
+static pid_t init_pid;
+static void preload_report(void);
+extern unsigned long pl_count[4];
 
 void pl_warn(const char *msg)
 {
-	char line[512];
+	char line[640];
 	int n = snprintf(line, sizeof(line), "secretmem-preload: warning: %s\n", msg);
 
 	if (n < 0)
@@ -59,153 +47,10 @@ void pl_warn(const char *msg)
 		return;
 }
 
-/* ---- the `secure` mode memory functions: clear on free ----------------- */
-
-static void clear_free(void *ptr, const char *file, int line)
-{
-	(void)file;
-	(void)line;
-	if (!ptr)
-		return;
-	explicit_bzero(ptr, malloc_usable_size(ptr));
-	free(ptr);
-}
-
-static void *clear_malloc(size_t num, const char *file, int line)
-{
-	(void)file;
-	(void)line;
-	return num ? malloc(num) : NULL;
-}
-
-/* realloc() would free the old block uncleared: move by hand. */
-static void *clear_realloc(void *ptr, size_t num, const char *file, int line)
-{
-	size_t old;
-	void *p;
-
-	if (!ptr)
-		return clear_malloc(num, file, line);
-	if (num == 0) {
-		clear_free(ptr, file, line);
-		return NULL;
-	}
-	old = malloc_usable_size(ptr);
-	if (num <= old)
-		return ptr;
-	p = malloc(num);
-	if (!p)
-		return NULL;
-	memcpy(p, ptr, old);
-	clear_free(ptr, file, line);
-	return p;
-}
-
-/* ---- the `all` mode memory functions ---------------------------------- */
-
-/*
- * OpenSSL's own CRYPTO_malloc(0) returns NULL without calling anything; the
- * hooks keep that behaviour, so a program sees the same results with and
- * without the module.
- */
-static void *all_malloc(size_t num, const char *file, int line)
-{
-	void *p;
-
-	(void)file;
-	(void)line;
-	if (num == 0)
-		return NULL;
-	p = pl_secret_malloc(num);
-	return p ? p : malloc(num);
-}
-
-static void all_free(void *ptr, const char *file, int line)
-{
-	(void)file;
-	(void)line;
-	if (!ptr)
-		return;
-	/* Blocks of the ordinary-memory fallback belong to libc. */
-	if (secretmem_owns(ptr))
-		secretmem_free(ptr);
-	else
-		clear_free(ptr, file, line);
-}
-
-static void *all_realloc(void *ptr, size_t num, const char *file, int line)
-{
-	size_t old;
-	void *p;
-
-	if (!ptr)
-		return all_malloc(num, file, line);
-	if (num == 0) {
-		all_free(ptr, file, line);
-		return NULL;
-	}
-	if (!secretmem_owns(ptr))
-		return clear_realloc(ptr, num, file, line);
-	p = secretmem_realloc(ptr, num);
-	if (p)
-		return p;
-	/* Secret memory refused the larger block: move to ordinary memory. */
-	p = pl_secret_malloc(num);
-	if (!p)
-		p = malloc(num);
-	if (!p)
-		return NULL;
-	old = secretmem_usable_size(ptr);
-	memcpy(p, ptr, old < num ? old : num);
-	secretmem_free(ptr); /* zeroizes */
-	return p;
-}
-
-/* ---- mode selection --------------------------------------------------- */
-
-static void try_install(int late)
-{
-	set_mem_functions_fn set;
-
-	*(void **)&set = dlsym(RTLD_DEFAULT, "CRYPTO_set_mem_functions");
-	if (!set) {
-		if (!late) {
-			/* The program may dlopen() libcrypto later. */
-			all_state = ALL_PENDING;
-			return;
-		}
-		all_state = ALL_FAILED;
-		pl_warn("SECRETMEM_OPENSSL=all: libcrypto was loaded after program start "
-			"(dlopen), too late for CRYPTO_set_mem_functions; using mode secure");
-		return;
-	}
-	if (set(all_malloc, all_realloc, all_free) == 1) {
-		all_state = ALL_INSTALLED;
-		return;
-	}
-	all_state = ALL_FAILED;
-	pl_warn(late ? "SECRETMEM_OPENSSL=all: libcrypto was loaded after program start "
-		       "and OpenSSL refused CRYPTO_set_mem_functions; using mode secure"
-		     : "SECRETMEM_OPENSSL=all: OpenSSL had allocated memory before the module "
-		       "started and refused CRYPTO_set_mem_functions; using mode secure");
-}
-
-/*
- * `secure` mode: best effort and quiet - a program that loads libcrypto
- * later or allocated before us keeps OpenSSL's own functions.
- */
-static void install_clearing(void)
-{
-	set_mem_functions_fn set;
-
-	*(void **)&set = dlsym(RTLD_DEFAULT, "CRYPTO_set_mem_functions");
-	if (set)
-		set(clear_malloc, clear_realloc, clear_free);
-}
-
 static void init(void)
 {
 	const char *v = getenv("SECRETMEM_OPENSSL");
+	const char *r = getenv("SECRETMEM_REPORT");
 
 	if (!v || !*v || strcmp(v, "secure") == 0) {
 		requested_mode = PL_MODE_SECURE;
@@ -217,108 +62,91 @@ static void init(void)
 		requested_mode = PL_MODE_SECURE;
 		pl_warn("invalid value of SECRETMEM_OPENSSL (secure, all or off), using secure");
 	}
-	if (requested_mode == PL_MODE_ALL)
-		try_install(0);
-	if (requested_mode == PL_MODE_SECURE)
-		install_clearing();
+	pl_report_wanted = r && strcmp(r, "1") == 0;
+	init_pid = getpid();
 }
 
 /*
- * Runs before main() and, in the usual case where the program is linked
- * with libcrypto, after libcrypto is loaded but before OpenSSL's first
- * allocation.
+ * Shells (dash) and many daemons leave with _exit(), which runs no
+ * destructor: report there too - only in the process that loaded the
+ * module, not in a forked child that never called exec.
  */
-__attribute__((constructor)) static void preload_constructor(void)
+PL_EXPORT void _exit(int status);
+PL_EXPORT void _Exit(int status);
+
+__attribute__((noreturn)) static void leave(int status)
 {
-	pthread_once(&init_once, init);
+	if (pl_report_wanted && getpid() == init_pid)
+		preload_report();
+	syscall(SYS_exit_group, status);
+	for (;;)
+		;
 }
 
-void pl_late_init(void)
+void _exit(int status)
 {
-	pthread_once(&init_once, init);
-	pl_openssl_seen();
-	if (__atomic_load_n(&all_state, __ATOMIC_ACQUIRE) != ALL_PENDING)
-		return;
-	pthread_mutex_lock(&late_lock);
-	if (all_state == ALL_PENDING)
-		try_install(1);
-	pthread_mutex_unlock(&late_lock);
+	leave(status);
+}
+
+void _Exit(int status)
+{
+	leave(status);
 }
 
 int pl_mode(void)
 {
 	pthread_once(&init_once, init);
-	if (requested_mode == PL_MODE_ALL)
-		return all_state == ALL_INSTALLED ? PL_MODE_ALL : PL_MODE_SECURE;
 	return requested_mode;
 }
 
-/* ---- secret memory with a fallback ------------------------------------ */
+static const char *const mode_names[] = { "off", "secure", "all" };
 
-static void warn_exhausted(int err)
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
 {
-	struct rlimit rl;
-	char msg[320], limit[64];
+	char line[400];
+	va_list ap;
+	int n = snprintf(line, sizeof(line), "secretmem-preload: report: ");
 
-	if (__atomic_exchange_n(&exhausted_warned, 1, __ATOMIC_ACQ_REL))
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	strcat(line, "\n");
+	if (write(STDERR_FILENO, line, strlen(line)) < 0)
 		return;
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0)
-		snprintf(limit, sizeof(limit), "unknown");
-	else if (rl.rlim_cur == RLIM_INFINITY)
-		snprintf(limit, sizeof(limit), "unlimited");
-	else
-		snprintf(limit, sizeof(limit), "%llu bytes", (unsigned long long)rl.rlim_cur);
-	snprintf(msg, sizeof(msg),
-		 "secret memory refused an allocation (%s; memory-lock limit RLIMIT_MEMLOCK = %s); "
-		 "OpenSSL allocations that do not fit use ordinary memory",
-		 strerror(err), limit);
-	pl_warn(msg);
 }
 
-static void check_backend(void)
+/* SECRETMEM_REPORT=1: what was protected, at exit() (and _exit()). */
+__attribute__((destructor)) static void preload_report(void)
 {
-	int b;
+	struct secretmem_stats st;
 
-	if (__atomic_exchange_n(&backend_checked, 1, __ATOMIC_ACQ_REL))
+	if (!pl_report_wanted || __atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL))
 		return;
-	b = secretmem_default_backend();
-	if (b == SECRETMEM_BACKEND_FALLBACK)
-		pl_warn("memfd_secret(2) is not usable here; OpenSSL's memory is locked "
-			"ordinary memory (kept out of swap and core dumps, but readable by root)");
+	say("mode %s (pid %d)", mode_names[pl_mode()], (int)getpid());
+	if (!pl_libs_any()) {
+		say("no libcrypto was loaded: nothing was protected");
+		return;
+	}
+	pl_libs_report();
+	if (pl_mode() == PL_MODE_OFF)
+		return;
+	say("secure heap: %lu blocks in secret memory, %lu in ordinary memory",
+	    __atomic_load_n(&pl_count[0], __ATOMIC_RELAXED), __atomic_load_n(&pl_count[1], __ATOMIC_RELAXED));
+	if (pl_mode() == PL_MODE_ALL)
+		say("OPENSSL_malloc: %lu blocks in secret memory, %lu in ordinary memory",
+		    __atomic_load_n(&pl_count[2], __ATOMIC_RELAXED), __atomic_load_n(&pl_count[3], __ATOMIC_RELAXED));
+	if (secretmem_stats(&st) == 0)
+		say("secret memory: backend %s, %zu bytes mapped, %zu pages faulted in over the run",
+		    secretmem_backend_name(st.backend), st.bytes_mapped, st.pages_faulted);
 }
 
 /*
- * Once secret memory has refused an allocation (the memory-lock limit), a
- * new attempt costs a handful of failing system calls; only one allocation
- * in PL_RETRY_EVERY tries again, the others go to ordinary memory at once.
- * A successful retry ends the degraded state.
+ * Runs before main() and, when the program is linked with libcrypto, after
+ * libcrypto is loaded but before OpenSSL's first allocation.
  */
-#define PL_RETRY_EVERY 256
-
-static int degraded;
-static unsigned long degraded_count;
-
-void *pl_secret_malloc(size_t num)
+__attribute__((constructor)) static void preload_constructor(void)
 {
-	void *p;
-	int err;
-
-	if (__builtin_expect(!__atomic_load_n(&backend_checked, __ATOMIC_RELAXED), 0))
-		check_backend();
-	if (__builtin_expect(__atomic_load_n(&degraded, __ATOMIC_RELAXED), 0) &&
-	    __atomic_add_fetch(&degraded_count, 1, __ATOMIC_RELAXED) % PL_RETRY_EVERY != 0) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	p = secretmem_malloc(num);
-	if (__builtin_expect(p != NULL, 1)) {
-		if (__builtin_expect(__atomic_load_n(&degraded, __ATOMIC_RELAXED), 0))
-			__atomic_store_n(&degraded, 0, __ATOMIC_RELAXED);
-		return p;
-	}
-	err = errno;
-	__atomic_store_n(&degraded, 1, __ATOMIC_RELAXED);
-	warn_exhausted(err);
-	errno = err;
-	return NULL;
+	pthread_once(&init_once, init);
+	pl_libs_scan();
 }

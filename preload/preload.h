@@ -5,11 +5,18 @@
  *
  * The module puts OpenSSL's memory into secret memory without changing the
  * program (see secretmem-preload(7)):
- *   preload.c  mode selection, the `all` mode memory functions handed to
- *              CRYPTO_set_mem_functions(), fallback to ordinary memory
- *   secure.c   the exported CRYPTO_secure_* family (`secure` and `all`)
- *   rsa.c      `secure` mode: RSA's cached Montgomery contexts of p and q
- *              (copies of the primes) in the secure heap too
+ *   preload.c  mode selection, SECRETMEM_REPORT
+ *   libs.c     every libcrypto in the process (at start and after dlopen),
+ *              the memory functions installed in each; the program's own
+ *              CRYPTO_set_mem_functions()
+ *   memfn.c    the memory functions (clear on free; secret memory)
+ *   fallback.c secret memory, and the cause when it is refused
+ *   secure.c   the exported CRYPTO_secure_* family, with OpenSSL's
+ *              init/used/done semantics
+ *   rsa.c      RSA's cached Montgomery contexts of p and q (copies of the
+ *              primes) in the secure heap too
+ *   param.c    private numbers OpenSSL copies out of parameters (the legacy
+ *              RSA of EVP_PKEY_get1_RSA) in the secure heap too
  *   stdio.c    fclose() clears the stream buffer (key files go through it)
  *   real.c     finding the real OpenSSL functions at run time
  * It uses libsecretmem only through include/secretmem.h and has no link-time
@@ -30,31 +37,80 @@ enum pl_mode {
 };
 
 /*
- * The mode in force, from SECRETMEM_OPENSSL (read once; an invalid value
- * gives one warning and `secure`).  PL_MODE_ALL only once the memory
- * functions are installed; PL_MODE_SECURE when they could not be.
+ * The mode asked for, from SECRETMEM_OPENSSL (read once; an invalid value
+ * gives one warning and `secure`).  Whether the memory functions of that
+ * mode are in place is per libcrypto (libs.c): pl_memfn_safe().
  */
 int pl_mode(void);
 
-/*
- * Called by every exported function: completes a pending `all` mode when
- * libcrypto was loaded after the module's constructor ran (dlopen), or
- * reports once that it cannot be completed.
- */
-void pl_late_init(void);
+/* Write "secretmem-preload: warning: <msg>\n" with one write(2). */
+void pl_warn(const char *msg);
+
+/* ---- fallback.c: secret memory, or the reason why not ------------------- */
 
 /*
- * A block of num bytes from secret memory, or NULL.  On the first refusal
- * prints one warning naming the memory-lock limit; the caller then uses
- * ordinary memory for this allocation.
+ * A block of num bytes from secret memory, or NULL (errno set).  A request
+ * that fails for its own reasons (larger than anything could serve) changes
+ * nothing; a refusal of secret memory itself prints one warning with its
+ * cause and figures, and later requests go straight to ordinary memory until
+ * secret memory can be available again (a secret block was freed, or
+ * RLIMIT_MEMLOCK changed).  secure_heap: 1 for the secure heap, 0 for
+ * OPENSSL_malloc() in mode all (the counters of SECRETMEM_REPORT).
  */
-void *pl_secret_malloc(size_t num);
+void *pl_secret_malloc(size_t num, int secure_heap);
+/* Every free of a secret block through the module (fallback.c retries). */
+void pl_secret_freed(void);
+/* Count a block that had to go to ordinary memory. */
+void pl_count_ordinary(int secure_heap);
+
+/* ---- memfn.c: the memory functions handed to CRYPTO_set_mem_functions -- */
+
+typedef void *(*pl_malloc_fn)(size_t num, const char *file, int line);
+typedef void *(*pl_realloc_fn)(void *ptr, size_t num, const char *file, int line);
+typedef void (*pl_free_fn)(void *ptr, const char *file, int line);
+typedef int (*pl_set_mem_fn)(pl_malloc_fn m, pl_realloc_fn r, pl_free_fn f);
+
+/* mode PL_MODE_SECURE (clear on free) or PL_MODE_ALL (secret memory). */
+void pl_memfn(int mode, pl_malloc_fn *m, pl_realloc_fn *r, pl_free_fn *f);
+/* 1 once OpenSSL allocated through the module's memory functions. */
+int pl_memfn_used(void);
+/* Secure mode: the program's own functions, wrapped so that freed blocks
+ * are still cleared (memfn.c); 1 on success. */
+int pl_memfn_chain(pl_malloc_fn m, pl_realloc_fn r, pl_free_fn f, pl_malloc_fn *om, pl_realloc_fn *orr,
+		   pl_free_fn *of);
+
+/* ---- libs.c: every libcrypto in the process ------------------------------ */
+
+/*
+ * Find libcrypto copies not seen yet (at start, after each dlopen()) and
+ * install the mode's memory functions in each.  Thread-safe.
+ */
+void pl_libs_scan(void);
+/*
+ * Called by every export with its caller's address: a caller in an object
+ * not seen yet (libcrypto loaded in a way the module did not watch) triggers
+ * pl_libs_scan().  Cheap when the caller is known.
+ */
+void pl_libs_check(const void *caller);
+/*
+ * 1 when every libcrypto seen has the module's memory functions (so an
+ * OPENSSL_free() of a secret block reaches the module, never libc's free()).
+ */
+int pl_memfn_safe(void);
+/* The program replaced the memory functions of the libcrypto of caller. */
+void pl_libs_replaced(const void *caller);
+/* 1 if any libcrypto was seen. */
+int pl_libs_any(void);
+/* Print the SECRETMEM_REPORT lines for the libraries. */
+void pl_libs_report(void);
+/* The real dlopen() (ours is exported), for the module's own lookups. */
+void *pl_dlopen(const char *file, int flags);
 
 /* stdio.c: libcrypto is in the process (it called one of our exports). */
 void pl_openssl_seen(void);
 
-/* Write "secretmem-preload: warning: <msg>\n" with one write(2). */
-void pl_warn(const char *msg);
+/* secure.c: forget a block of the emulated OpenSSL arena (freed elsewhere). */
+void pl_secure_untrack(void *ptr);
 
 /* ---- real.c ----------------------------------------------------------- */
 
@@ -70,6 +126,8 @@ enum pl_real_fn {
 	PL_REAL_SECURE_INIT,
 	PL_REAL_SECURE_DONE,
 	PL_REAL_BN_MONT_CTX_SET_LOCKED,
+	PL_REAL_SET_MEM_FUNCTIONS,
+	PL_REAL_PARAM_GET_BN,
 	PL_REAL_COUNT
 };
 

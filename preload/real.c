@@ -21,6 +21,8 @@ static const char *const real_names[PL_REAL_COUNT] = {
 	[PL_REAL_SECURE_INIT] = "CRYPTO_secure_malloc_init",
 	[PL_REAL_SECURE_DONE] = "CRYPTO_secure_malloc_done",
 	[PL_REAL_BN_MONT_CTX_SET_LOCKED] = "BN_MONT_CTX_set_locked",
+	[PL_REAL_SET_MEM_FUNCTIONS] = "CRYPTO_set_mem_functions",
+	[PL_REAL_PARAM_GET_BN] = "OSSL_PARAM_get_BN",
 };
 
 static void *real_cache[PL_REAL_COUNT];
@@ -46,7 +48,7 @@ static void *lookup_from_caller(const char *name, const void *caller)
 
 	if (!caller || !dladdr(caller, &info) || !info.dli_fname || !info.dli_fname[0])
 		return NULL;
-	handle = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	handle = pl_dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
 	if (!handle)
 		return NULL;
 	sym = dlsym(handle, name);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * rsa.c - `secure` mode: the cached Montgomery contexts of secret moduli go
- * to the secure heap too.
+ * rsa.c - the cached Montgomery contexts of secret moduli go to the secure
+ * heap too (modes secure and all: in all, for a libcrypto whose memory
+ * functions could not be installed).
  *
  * OpenSSL's RSA code caches a Montgomery context for each prime
  * (RSA_FLAG_CACHE_PRIVATE): BN_MONT_CTX_set_locked() creates it with
@@ -21,8 +22,8 @@
  * through the layout of struct bn_mont_ctx_st, private to OpenSSL but the
  * same in 1.1.0 to 3.x; the module only uses it when OpenSSL_version_num()
  * says 1.1 or 3 and a new context looks exactly as BN_MONT_CTX_new() leaves
- * it.  Otherwise, in the other modes, and for public moduli, OpenSSL's
- * function runs.
+ * it.  Otherwise, in mode off, and for public moduli, OpenSSL's function
+ * runs.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -79,7 +80,7 @@ static void *sym(const char *name)
 
 	if (p || !caller || !dladdr(caller, &info) || !info.dli_fname)
 		return p;
-	h = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	h = pl_dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
 	if (h) {
 		p = dlsym(h, name);
 		dlclose(h);
@@ -149,11 +150,11 @@ __attribute__((noinline)) PL_MONT *BN_MONT_CTX_set_locked(PL_MONT **pmont, PL_LO
 	set_locked_fn real;
 	PL_MONT *ret, *mtmp;
 
-	if (pl_mode() == PL_MODE_SECURE) {
+	if (pl_mode() != PL_MODE_OFF) {
 		__atomic_store_n(&caller, __builtin_return_address(0), __ATOMIC_RELAXED);
 		pthread_once(&ossl_once, resolve);
 	}
-	if (pl_mode() != PL_MODE_SECURE || !ossl.usable || !ossl.get_flags(mod, PL_BN_FLG_SECURE)) {
+	if (pl_mode() == PL_MODE_OFF || !ossl.usable || !ossl.get_flags(mod, PL_BN_FLG_SECURE)) {
 		*(void **)&real = pl_real(PL_REAL_BN_MONT_CTX_SET_LOCKED, __builtin_return_address(0));
 		return real ? real(pmont, lock, mod, ctx) : NULL;
 	}

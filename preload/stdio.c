@@ -11,8 +11,12 @@
  * reused; a scan of `openssl pkeyutl -sign` found 1.3 KB of an RSA key's
  * PEM text that way.  This fclose() clears the buffer first.
  *
- * Only when the stream has no unwritten output (so nothing can be lost),
- * only with glibc (whose FILE exposes the buffer bounds), and only in a
+ * Written key files (`openssl genrsa -out`, `pkey -out`, `genpkey -out`)
+ * go through the same buffer: a stream with unwritten output is flushed
+ * first (as fclose() would do), and its buffer is cleared once the output
+ * is out; if the flush fails the buffer is left alone, so that fclose()
+ * can still try to write it and report the error as before.
+ * Only with glibc (whose FILE exposes the buffer bounds), and only in a
  * process that has libcrypto loaded (other programs run unchanged).
  */
 #define _GNU_SOURCE
@@ -48,8 +52,8 @@ static int have_libcrypto(void)
 static void scrub(FILE *fp)
 {
 #ifdef __GLIBC__
-	/* Pending output would be lost: leave such a stream alone. */
-	if (fp->_IO_write_ptr > fp->_IO_write_base)
+	/* Pending output is written first; if that fails, fclose() retries. */
+	if (fp->_IO_write_ptr > fp->_IO_write_base && (fflush(fp) != 0 || fp->_IO_write_ptr > fp->_IO_write_base))
 		return;
 	if (fp->_IO_buf_base && fp->_IO_buf_end > fp->_IO_buf_base)
 		explicit_bzero(fp->_IO_buf_base, (size_t)(fp->_IO_buf_end - fp->_IO_buf_base));

@@ -10,15 +10,35 @@
  * SECRETMEM_PKGLIBDIR (the installed layout, $(LIBDIR)/secretmem).  It is
  * put in front of LD_PRELOAD, SECRETMEM_OPENSSL is set to the mode, and the
  * program replaces this process (execvp: PATH search, same pid, same fds).
- * Exit status when the program cannot be run: 64 usage, 126 found but not
- * executable, 127 program or module not found.
+ * Exit status when the program cannot be run: 64 usage, 125 refused (the
+ * module could not enter it, below), 126 found but not executable, 127
+ * program or module not found.
+ *
+ * Before it runs the program, the tool checks that the dynamic linker will
+ * load the module into it, resolving `#!` interpreters (and `#!/usr/bin/env
+ * NAME`) first: a set-user-ID or set-group-ID program that changes the
+ * process's IDs, or one with file capabilities run by a user other than
+ * root, runs in secure-execution mode (the dynamic linker ignores
+ * LD_PRELOAD paths there); a statically linked program has no dynamic
+ * linker at all.  Such a target is refused with a message naming the
+ * reason, unless --allow-unprotected is given: it then runs after a
+ * warning that says nothing of it will be protected.  Whether the program
+ * uses libcrypto at all cannot be known before it runs (python3 loads it
+ * with dlopen): --report (SECRETMEM_REPORT=1) makes the module say at exit
+ * what it protected.
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "cli.h"
 
@@ -27,14 +47,19 @@
 #endif
 
 #define PRELOAD_NAME "libsecretmem-preload.so"
+#define EXIT_REFUSED 125
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND 127
 
 static void exec_usage(FILE *out)
 {
-	fputs("usage: secretmem exec [--mode secure|all|off] [--] PROGRAM [ARGS...]\n"
+	fputs("usage: secretmem exec [--mode secure|all|off] [--report] [--allow-unprotected]\n"
+	      "                      [--] PROGRAM [ARGS...]\n"
 	      "Run PROGRAM with the preload module: OpenSSL's secure heap (mode secure,\n"
-	      "the default) or all of OpenSSL's memory (mode all) in secret memory.\n",
+	      "the default) or all of OpenSSL's memory (mode all) in secret memory.\n"
+	      "  --report             at exit, the module says what it protected (stderr)\n"
+	      "  --allow-unprotected  run a program the module cannot enter (set-ID, file\n"
+	      "                       capabilities, statically linked) instead of refusing\n",
 	      out);
 }
 
@@ -85,11 +110,127 @@ static int list_has(const char *list, const char *item)
 	return 0;
 }
 
+/* PATH search as execvp() does it: the first executable regular file. */
+static int find_in_path(const char *name, char *out, size_t outlen)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/'))
+		return (size_t)snprintf(out, outlen, "%s", name) < outlen ? 0 : -1;
+	if (!path || !*path)
+		path = "/usr/local/bin:/bin:/usr/bin";
+	for (const char *p = path; *p;) {
+		size_t l = strcspn(p, ":");
+		struct stat st;
+
+		if ((size_t)snprintf(out, outlen, "%.*s%s%s", (int)l, p, l ? "/" : "", name) < outlen &&
+		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
+			return 0;
+		p += l;
+		if (*p == ':')
+			p++;
+	}
+	return -1;
+}
+
+/*
+ * Why the dynamic linker would not load the module into path (one line into
+ * why), or 0 when it would.  Follows #! interpreters up to depth 4, as the
+ * kernel does.  Unknown formats pass: execve() decides.
+ */
+static int cannot_enter(const char *path, char *why, size_t len, int depth)
+{
+	unsigned char hdr[256];
+	struct stat st;
+	struct statvfs vfs;
+	ssize_t n;
+	int fd;
+
+	if (depth > 4 || stat(path, &st) != 0)
+		return 0;
+	int nosuid = statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID);
+	if (!nosuid && (st.st_mode & S_ISUID) && st.st_uid != getuid()) {
+		snprintf(why, len, "%s is set-user-ID (owner uid %u): the dynamic linker runs it in secure-execution "
+			 "mode and ignores LD_PRELOAD", path, (unsigned)st.st_uid);
+		return 1;
+	}
+	if (!nosuid && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid()) {
+		snprintf(why, len, "%s is set-group-ID (group gid %u): the dynamic linker runs it in "
+			 "secure-execution mode and ignores LD_PRELOAD", path, (unsigned)st.st_gid);
+		return 1;
+	}
+	if (!nosuid && getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0) {
+		snprintf(why, len, "%s has file capabilities: run by a user other than root it runs in "
+			 "secure-execution mode and the dynamic linker ignores LD_PRELOAD", path);
+		return 1;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, hdr, sizeof(hdr) - 1);
+	if (n >= 2 && hdr[0] == '#' && hdr[1] == '!') {
+		char interp[PATH_MAX], arg[PATH_MAX], found[PATH_MAX];
+		char *line = (char *)hdr + 2, *end;
+
+		close(fd);
+		hdr[n] = '\0';
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		if (sscanf(line, " %4095s %4095s", interp, arg) < 1)
+			return 0;
+		/* #!/usr/bin/env NAME: NAME is the program that runs. */
+		if (strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") == 0 &&
+		    sscanf(line, " %*s %4095s", arg) == 1 && arg[0] != '-' && !strchr(arg, '=') &&
+		    find_in_path(arg, found, sizeof(found)) == 0)
+			return cannot_enter(found, why, len, depth + 1);
+		return cannot_enter(interp, why, len, depth + 1);
+	}
+	if (n >= (ssize_t)sizeof(Elf32_Ehdr) && memcmp(hdr, ELFMAG, SELFMAG) == 0) {
+		int interp = 0, is64 = hdr[EI_CLASS] == ELFCLASS64;
+		Elf64_Ehdr e64;
+		Elf32_Ehdr e32;
+		off_t phoff;
+		unsigned phnum, phentsize;
+
+		if (is64 && n >= (ssize_t)sizeof(e64)) {
+			memcpy(&e64, hdr, sizeof(e64));
+			phoff = (off_t)e64.e_phoff;
+			phnum = e64.e_phnum;
+			phentsize = e64.e_phentsize;
+		} else {
+			memcpy(&e32, hdr, sizeof(e32));
+			phoff = (off_t)e32.e_phoff;
+			phnum = e32.e_phnum;
+			phentsize = e32.e_phentsize;
+		}
+		for (unsigned i = 0; i < phnum && i < 256; i++) {
+			uint32_t type;
+
+			if (pread(fd, &type, sizeof(type), phoff + (off_t)i * phentsize) != (ssize_t)sizeof(type))
+				break;
+			if (type == PT_INTERP) {
+				interp = 1;
+				break;
+			}
+		}
+		close(fd);
+		if (!interp && phnum > 0) {
+			snprintf(why, len, "%s is statically linked: there is no dynamic linker to load the module",
+				 path);
+			return 1;
+		}
+		return 0;
+	}
+	close(fd);
+	return 0;
+}
+
 int cmd_exec(int argc, char **argv)
 {
 	const char *mode = "secure";
-	char preload[PATH_MAX], self_dir[PATH_MAX];
-	int i;
+	char preload[PATH_MAX], self_dir[PATH_MAX], target[PATH_MAX], why[PATH_MAX + 200];
+	int i, allow = 0, report = 0;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -109,6 +250,14 @@ int cmd_exec(int argc, char **argv)
 				return CLI_EXIT_USAGE;
 			}
 			mode = argv[++i];
+			continue;
+		}
+		if (strcmp(a, "--allow-unprotected") == 0) {
+			allow = 1;
+			continue;
+		}
+		if (strcmp(a, "--report") == 0) {
+			report = 1;
 			continue;
 		}
 		if (strncmp(a, "--mode=", 7) == 0) {
@@ -135,6 +284,21 @@ int cmd_exec(int argc, char **argv)
 		fprintf(stderr, "secretmem: exec: %s not found in %s nor in %s\n", PRELOAD_NAME,
 			self_dir, SECRETMEM_PKGLIBDIR);
 		return EXIT_NOT_FOUND;
+	}
+
+	if (strcmp(mode, "off") != 0 && find_in_path(argv[i], target, sizeof(target)) == 0 &&
+	    cannot_enter(target, why, sizeof(why), 0)) {
+		if (!allow) {
+			fprintf(stderr, "secretmem: exec: refusing to run %s: %s, so nothing of it would be "
+				"protected (--allow-unprotected runs it anyway; secretmem-preload(7) says how a "
+				"set-ID program can be protected)\n", argv[i], why);
+			return EXIT_REFUSED;
+		}
+		fprintf(stderr, "secretmem: exec: warning: %s: nothing of it will be protected: %s\n", argv[i], why);
+	}
+	if (report && setenv("SECRETMEM_REPORT", "1", 1) != 0) {
+		fprintf(stderr, "secretmem: exec: setenv: %s\n", strerror(errno));
+		return CLI_EXIT_OSERR;
 	}
 
 	const char *old = getenv("LD_PRELOAD");

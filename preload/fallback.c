@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * fallback.c - secret memory for OpenSSL, and what to do when it says no.
+ *
+ * A failed secretmem_malloc() has three possible meanings, and only one of
+ * them may change how later allocations are served:
+ *   1. the request itself is impossible (SIZE_MAX, an overflowed size):
+ *      nothing changes, no warning - OpenSSL fails such a request too;
+ *   2. the request is larger than what secret memory has left, but a page
+ *      can still be had: this block goes to ordinary memory (one warning
+ *      with the figures), the next request tries secret memory as before;
+ *   3. secret memory refuses even a page (the memory-lock limit, a memory
+ *      cgroup, the kernel): one warning stating the cause and the figures,
+ *      and later requests go straight to ordinary memory - a failing
+ *      attempt costs a handful of system calls - until secret memory can be
+ *      available again: a secret block was freed, or RLIMIT_MEMLOCK changed.
+ * The cause is derived here from getrlimit(RLIMIT_MEMLOCK), the process's
+ * CAP_IPC_LOCK (capget) and secretmem_stats(); a cause kept by the library
+ * for its last failure would make this exact instead of inferred.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "secretmem.h"
+#include "preload.h"
+
+static int backend_checked;
+static int degraded;            /* case 3 above                          */
+static unsigned long free_gen;  /* secret frees while degraded           */
+static unsigned long degraded_gen;
+static rlim_t degraded_limit;
+static int warned; /* one warning per process: the first refusal, with its cause */
+
+unsigned long pl_count[4]; /* report: secure secret/ordinary, all secret/ordinary */
+extern int pl_report_wanted;
+
+static void count(int secure_heap, int ordinary)
+{
+	if (__builtin_expect(pl_report_wanted, 0))
+		__atomic_add_fetch(&pl_count[(secure_heap ? 0 : 2) + (ordinary ? 1 : 0)], 1, __ATOMIC_RELAXED);
+}
+
+void pl_count_ordinary(int secure_heap)
+{
+	count(secure_heap, 1);
+}
+
+void pl_secret_freed(void)
+{
+	if (__builtin_expect(__atomic_load_n(&degraded, __ATOMIC_RELAXED), 0))
+		__atomic_add_fetch(&free_gen, 1, __ATOMIC_RELAXED);
+}
+
+static void check_backend(void)
+{
+	if (__atomic_exchange_n(&backend_checked, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (secretmem_default_backend() == SECRETMEM_BACKEND_FALLBACK)
+		pl_warn("memfd_secret(2) is not usable here; OpenSSL's memory is locked "
+			"ordinary memory (kept out of swap and core dumps, but readable by root)");
+}
+
+static rlim_t memlock_soft(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_MEMLOCK, &rl) == 0 ? rl.rlim_cur : RLIM_INFINITY;
+}
+
+/* 1 if the process holds CAP_IPC_LOCK in its effective set. */
+static int have_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return 0;
+	return (data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1;
+}
+
+/* "the memory-lock limit (...)" or "not the memory-lock limit (...)". */
+static void describe(char *out, size_t len, size_t num, int err, int used_up)
+{
+	struct secretmem_stats st;
+	struct rlimit as;
+	rlim_t lim = memlock_soft();
+	int cap = have_ipc_lock();
+
+	memset(&st, 0, sizeof(st));
+	secretmem_stats(&st);
+	if (!cap && lim != RLIM_INFINITY)
+		snprintf(out, len,
+			 "secret memory refused %zu bytes: the memory-lock limit RLIMIT_MEMLOCK = %llu bytes "
+			 "%s (%llu bytes locked by this process, %zu of them secret memory; "
+			 "no CAP_IPC_LOCK)",
+			 num, (unsigned long long)lim, used_up ? "is used up" : "leaves too little for this block",
+			 (unsigned long long)(st.memlock_left <= lim ? lim - st.memlock_left : lim),
+			 st.bytes_mapped);
+	else if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+		snprintf(out, len,
+			 "secret memory refused %zu bytes (%s), not because of the memory-lock limit "
+			 "(%s): the kernel refused the mapping (address-space limit RLIMIT_AS = %llu bytes, "
+			 "or no free memory); this process has %zu bytes of secret memory mapped",
+			 num, strerror(err),
+			 cap ? "the process has CAP_IPC_LOCK" : "RLIMIT_MEMLOCK is unlimited",
+			 (unsigned long long)as.rlim_cur, st.bytes_mapped);
+	else
+		snprintf(out, len,
+			 "secret memory refused %zu bytes (%s), not because of the memory-lock limit "
+			 "(%s): the kernel or a memory cgroup refused the pages; this process has %zu "
+			 "bytes of secret memory mapped",
+			 num, strerror(err),
+			 cap ? "the process has CAP_IPC_LOCK" : "RLIMIT_MEMLOCK is unlimited",
+			 st.bytes_mapped);
+}
+
+/* One page from secret memory right now?  Proves that memory is left. */
+static int page_available(void)
+{
+	void *q = secretmem_malloc((size_t)sysconf(_SC_PAGESIZE));
+
+	if (!q)
+		return 0;
+	secretmem_free(q);
+	return 1;
+}
+
+void *pl_secret_malloc(size_t num, int secure_heap)
+{
+	char msg[640], cause[400];
+	void *p;
+	int err;
+
+	if (__builtin_expect(!__atomic_load_n(&backend_checked, __ATOMIC_RELAXED), 0))
+		check_backend();
+	if (__builtin_expect(__atomic_load_n(&degraded, __ATOMIC_RELAXED), 0)) {
+		/* Nothing freed and the same limit: secret memory would refuse. */
+		if (__atomic_load_n(&free_gen, __ATOMIC_RELAXED) == __atomic_load_n(&degraded_gen, __ATOMIC_RELAXED) &&
+		    memlock_soft() == degraded_limit) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	p = secretmem_malloc(num);
+	if (__builtin_expect(p != NULL, 1)) {
+		if (__builtin_expect(__atomic_load_n(&degraded, __ATOMIC_RELAXED), 0))
+			__atomic_store_n(&degraded, 0, __ATOMIC_RELAXED);
+		count(secure_heap, 0);
+		return p;
+	}
+	err = errno;
+	if (num > PTRDIFF_MAX) { /* 1: impossible anywhere */
+		errno = err;
+		return NULL;
+	}
+	if (num > (size_t)sysconf(_SC_PAGESIZE) && page_available()) { /* 2 */
+		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL)) {
+			describe(cause, sizeof(cause), num, err, 0);
+			snprintf(msg, sizeof(msg), "%s; this block uses ordinary memory, smaller ones still "
+				 "get secret memory", cause);
+			pl_warn(msg);
+		}
+		errno = err;
+		return NULL;
+	}
+	/* 3: secret memory is refused. */
+	__atomic_store_n(&degraded_gen, __atomic_load_n(&free_gen, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	degraded_limit = memlock_soft();
+	__atomic_store_n(&degraded, 1, __ATOMIC_RELAXED);
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL)) {
+		describe(cause, sizeof(cause), num, err, 1);
+		snprintf(msg, sizeof(msg), "%s; OpenSSL allocations use ordinary memory until secret memory "
+			 "is freed or the limit is raised", cause);
+		pl_warn(msg);
+	}
+	errno = err;
+	return NULL;
+}

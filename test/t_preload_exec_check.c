@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * `secretmem exec` checks its target before it runs it.  Programs the
+ * module cannot enter are refused with exit status 125 and a message that
+ * names the reason: a set-user-ID or set-group-ID program that changes the
+ * IDs (secure-execution mode: the dynamic linker ignores LD_PRELOAD), a
+ * statically linked program, and the same behind `#!` interpreters and
+ * `#!/usr/bin/env NAME`.  With --allow-unprotected they run, after a
+ * warning saying nothing of them will be protected.  A program with file
+ * capabilities run by root is not in secure-execution mode: it is accepted,
+ * and the module really loads (--report says so at exit).  An ordinary
+ * script runs unchanged.  And the way secretmem-preload(7) gives to
+ * protect a set-ID program works: the module installed in a standard
+ * library directory with its set-user-ID bit, named in LD_PRELOAD without
+ * a slash, is loaded into a set-group-ID OpenSSL program (and is not
+ * without the bit).
+ */
+#include <linux/capability.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include "probe.h"
+#include "scan.h"
+#include "tlib.h"
+
+static char tool[PATH_MAX], sysmod[PATH_MAX];
+
+static int tool_run(const char *args, const char *out)
+{
+	return rig_sh("cd '%s' && PATH='%s':\"$PATH\" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 '%s' exec %s > '%s' 2>&1",
+		      rig_tmpdir(), rig_tmpdir(), tool, args, out);
+}
+
+static void refused(const char *args, const char *reason)
+{
+	char out[300];
+
+	snprintf(out, sizeof(out), "%s/refused.out", rig_tmpdir());
+	int rc = tool_run(args, out);
+	rig_cat(out);
+	TL_CHECK(rc == 125, "exec %s: exit %d, want 125", args, rc);
+	TL_CHECK(rig_file_has(out, "refusing to run") && rig_file_has(out, reason),
+		 "exec %s: the message does not say \"%s\"", args, reason);
+}
+
+static void remove_sysmod(void)
+{
+	if (sysmod[0])
+		unlink(sysmod);
+}
+
+static void on_signal(int sig)
+{
+	remove_sysmod();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* The module in a standard directory with its set-user-ID bit. */
+static void setid_protected(void)
+{
+	char out[300], cmd[PATH_MAX * 2];
+	const char *dir = rig_tmpdir();
+
+	if (rig_preload_sanitizer()) {
+		printf("sanitizer build: set-ID preload not checked\n");
+		return;
+	}
+	snprintf(sysmod, sizeof(sysmod), "/usr/lib/x86_64-linux-gnu/libsecretmem-preload-test-%d.so", (int)getpid());
+	if (access("/usr/lib/x86_64-linux-gnu", W_OK) != 0) {
+		sysmod[0] = '\0';
+		printf("/usr/lib/x86_64-linux-gnu not writable: set-ID preload not checked\n");
+		return;
+	}
+	atexit(remove_sysmod);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	TL_CHECK(rig_sh("cp '%s' '%s' && chmod 0644 '%s' && cp '%s' '%s/sg-probe' && chgrp 65534 '%s/sg-probe' && "
+			"chmod 2755 '%s/sg-probe'", rig_preload(), sysmod, sysmod, probe_path(), dir, dir, dir) == 0,
+		 "cannot set up the set-ID test");
+	snprintf(out, sizeof(out), "%s/setid.out", dir);
+	snprintf(cmd, sizeof(cmd), "LD_PRELOAD='%s' SECRETMEM_REPORT=1 SECRETMEM_OPENSSL=secure '%s/sg-probe' secmem secure "
+		 "> '%s' 2>&1", strrchr(sysmod, '/') + 1, dir, out);
+	/* Without the set-user-ID bit the dynamic linker refuses the module... */
+	rig_sh("%s", cmd);
+	rig_cat(out);
+	TL_CHECK(!rig_file_has(out, "secretmem-preload: report:"), "the module loaded without its set-user-ID bit");
+	/* ...with it, the module is in the set-group-ID program. */
+	TL_CHECK(rig_sh("chmod 4644 '%s'", sysmod) == 0, "chmod");
+	TL_CHECK(rig_sh("%s", cmd) == 0, "set-group-ID probe failed");
+	rig_cat(out);
+	TL_CHECK(rig_file_has(out, "secretmem-preload: report: libcrypto") &&
+		 rig_file_has(out, "secure heap: ") && rig_file_has(out, "backend secret"),
+		 "the module was not loaded into the set-group-ID program");
+	remove_sysmod();
+	sysmod[0] = '\0';
+}
+
+int main(void)
+{
+	char out[300];
+	const char *dir;
+
+	if (!realpath(tl_build_path("secretmem"), tool))
+		tl_skip("the secretmem tool is not built");
+	rig_preload();
+	if (geteuid() != 0)
+		tl_skip("needs root (set-ID files owned by another user)");
+	dir = rig_tmpdir();
+	snprintf(out, sizeof(out), "%s/exec.out", dir);
+	TL_CHECK(rig_sh("cd '%s' && cp /bin/true su-true && chown 65534 su-true && chmod 4755 su-true && "
+			"cp /bin/true sg-true && chgrp 65534 sg-true && chmod 2755 sg-true && "
+			"cp /bin/sh sg-sh && chgrp 65534 sg-sh && chmod 2755 sg-sh && "
+			"printf '#!%s/sg-sh\\nexit 0\\n' > via-sgid && chmod 755 via-sgid && "
+			"printf '#!/bin/sh\\nexit 5\\n' > plain.sh && chmod 755 plain.sh", dir, dir) == 0,
+		 "cannot make the test programs");
+
+	refused("-- ./su-true", "is set-user-ID (owner uid 65534)");
+	refused("-- ./sg-true", "is set-group-ID (group gid 65534)");
+	refused("-- sg-true", "is set-group-ID"); /* found in PATH */
+	refused("-- ./via-sgid", "sg-sh is set-group-ID");
+	refused("--mode all -- /sbin/ldconfig -p", "is statically linked");
+
+	/* A static program of our own, directly and behind #!/usr/bin/env. */
+	if (rig_sh("cd '%s' && printf 'int main(void) { return 3; }\\n' > st.c && cc -static -o static-prog st.c "
+		   "2>/dev/null && printf '#!/usr/bin/env static-prog\\n' > via-env && chmod 755 via-env", dir) == 0) {
+		refused("-- ./static-prog", "static-prog is statically linked");
+		refused("-- ./via-env", "static-prog is statically linked");
+		TL_CHECK(tool_run("--allow-unprotected -- ./static-prog", out) == 3, "--allow-unprotected: not run");
+		rig_cat(out);
+		TL_CHECK(rig_file_has(out, "warning: ./static-prog: nothing of it will be protected") &&
+			 rig_file_has(out, "statically linked"), "--allow-unprotected: no precise warning");
+	} else {
+		printf("cc -static not available: static program not built\n");
+	}
+	TL_CHECK(tool_run("--allow-unprotected -- ./sg-true", out) == 0 &&
+		 rig_file_has(out, "nothing of it will be protected: ./sg-true is set-group-ID"),
+		 "--allow-unprotected with a set-group-ID program");
+
+	/* Ordinary programs: unchanged, no message; --report tells at exit. */
+	TL_CHECK(tool_run("-- ./plain.sh", out) == 5, "plain script: exit status");
+	TL_CHECK(!rig_file_has(out, "secretmem"), "plain script: unexpected message");
+	TL_CHECK(tool_run("--report -- ./plain.sh", out) == 5 &&
+		 rig_file_has(out, "secretmem-preload: report: no libcrypto was loaded: nothing was protected"),
+		 "--report: no report for a program without libcrypto");
+
+	/* File capabilities, run by root: not secure-execution, accepted. */
+	{
+		struct vfs_cap_data cap;
+		char capfile[300];
+
+		memset(&cap, 0, sizeof(cap));
+		cap.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE;
+		cap.data[0].permitted = 1u << CAP_NET_BIND_SERVICE;
+		snprintf(capfile, sizeof(capfile), "%s/cap-true", dir);
+		if (rig_sh("cp /bin/true '%s'", capfile) == 0 &&
+		    setxattr(capfile, "security.capability", &cap, sizeof(cap), 0) == 0) {
+			TL_CHECK(tool_run("--report -- ./cap-true", out) == 0 &&
+				 rig_file_has(out, "secretmem-preload: report: no libcrypto was loaded"),
+				 "root: a program with file capabilities was refused or the module did not load");
+		} else {
+			printf("cannot set file capabilities here: case not checked\n");
+		}
+	}
+
+	setid_protected();
+	printf("exec refuses what the module cannot enter, says why, and runs it on request\n");
+	return 0;
+}
