@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
 
@@ -190,7 +191,8 @@ static int map_secret(struct region *r)
 	int rc = os_truncate(fd, r->size);
 	if (!rc)
 		rc = os_map_shared_fixed(r->data, r->size, fd);
-	close(fd); /* the mapping keeps the file alive */
+	syscall(SYS_close, fd); /* the mapping keeps the file alive; raw: close(2)
+				 * is a cancellation point */
 	/* the file exists, so secret memory is available: whatever refused
 	 * the size or the map (EAGAIN at the memory-lock limit on kernels with
 	 * mmap-time accounting, ENOMEM, an LSM) leaves us out of memory */
