@@ -14,12 +14,14 @@
  *    and stats.backend tell, stats.fallback_bytes counts it,
  *    stats.last_failure says SANDBOX (or NOSYS);
  *  - secretmem_set_require(1) then makes such a creation fail with the
- *    filter's errno (EPERM for the killing actions).
+ *    filter's errno (EPERM for the killing actions);
+ *  - a SIGSYS handler of the program never runs for the library's calls.
  * The filters are raw BPF programs (no libseccomp).
  */
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -38,7 +40,16 @@ struct lcase {
 	unsigned int action; /* SECCOMP_RET_* for memfd_secret */
 	int want;            /* errno of a refused creation under REQUIRE */
 	int cause;           /* stats.last_failure */
+	int handler;         /* the program has a SIGSYS handler of its own */
 };
+
+static volatile sig_atomic_t sigsys_seen;
+
+static void on_sigsys(int sig)
+{
+	(void)sig;
+	sigsys_seen++;
+}
 
 static int install(unsigned int action)
 {
@@ -78,6 +89,12 @@ static int run_case(void *arg)
 		 "%s: before: secret %zu fallback %zu mapped %zu regions %zu", c->name, st.secret_bytes,
 		 st.fallback_bytes, st.bytes_mapped, st.api_region_bytes);
 
+	if (c->handler) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_sigsys;
+		sigaction(SIGSYS, &sa, NULL);
+	}
 	if (install(c->action) != 0)
 		TL_FAIL("%s: seccomp filter: %s", c->name, strerror(errno));
 
@@ -149,6 +166,10 @@ static int run_case(void *arg)
 	secretmem_free(small);
 	secretmem_region_destroy(r1);
 	secretmem_region_destroy(r0);
+	/* the library's calls never ran the program's SIGSYS handler (in the
+	 * child it shares memory with, the handler's count would show) */
+	TL_CHECK(sigsys_seen == 0, "%s: the program's SIGSYS handler ran %d times for the library's calls", c->name,
+		 (int)sigsys_seen);
 	printf("%s: lived, fallback visible, REQUIRE refuses with %s\n", c->name, strerror(c->want));
 	return 0;
 }
@@ -165,11 +186,12 @@ static int count(const char *out, const char *s)
 int main(void)
 {
 	static const struct lcase cases[] = {
-		{ "ERRNO(EPERM)", SECCOMP_RET_ERRNO | EPERM, EPERM, SECRETMEM_FAILURE_SANDBOX },
-		{ "ERRNO(ENOSYS)", SECCOMP_RET_ERRNO | ENOSYS, ENOSYS, SECRETMEM_FAILURE_NOSYS },
-		{ "KILL_PROCESS", SECCOMP_RET_KILL_PROCESS, EPERM, SECRETMEM_FAILURE_SANDBOX },
-		{ "KILL_THREAD", SECCOMP_RET_KILL_THREAD, EPERM, SECRETMEM_FAILURE_SANDBOX },
-		{ "TRAP", SECCOMP_RET_TRAP, EPERM, SECRETMEM_FAILURE_SANDBOX },
+		{ "ERRNO(EPERM)", SECCOMP_RET_ERRNO | EPERM, EPERM, SECRETMEM_FAILURE_SANDBOX, 0 },
+		{ "ERRNO(ENOSYS)", SECCOMP_RET_ERRNO | ENOSYS, ENOSYS, SECRETMEM_FAILURE_NOSYS, 0 },
+		{ "KILL_PROCESS", SECCOMP_RET_KILL_PROCESS, EPERM, SECRETMEM_FAILURE_SANDBOX, 0 },
+		{ "KILL_THREAD", SECCOMP_RET_KILL_THREAD, EPERM, SECRETMEM_FAILURE_SANDBOX, 0 },
+		{ "TRAP", SECCOMP_RET_TRAP, EPERM, SECRETMEM_FAILURE_SANDBOX, 0 },
+		{ "TRAP, the program handles SIGSYS", SECCOMP_RET_TRAP, EPERM, SECRETMEM_FAILURE_SANDBOX, 1 },
 	};
 	static char out[65536];
 
