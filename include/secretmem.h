@@ -60,9 +60,10 @@ int secretmem_memfd(unsigned int flags);
  * filter is seen; a filter that kills or traps ends the child only.
  * Seccomp strict mode (SECCOMP_SET_MODE_STRICT) is the exception: nothing
  * can be probed there (even reading /proc/self/status is fatal), and a
- * process in strict mode is killed at this call or at the library's next new
- * mapping.  Enter strict mode only after the last use of the library that
- * could map memory.
+ * thread in strict mode is killed by the kernel (SIGKILL; the whole process
+ * when it has one thread) at this call or at the library's next new mapping.
+ * Enter strict mode only after the last use of the library that could map
+ * memory.
  */
 int secretmem_supported(void);
 
