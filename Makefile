@@ -76,6 +76,11 @@ $(BUILD)/obj/%.o: src/%.c include/secretmem.h $(wildcard src/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
+# nosimd.c reads and copies secret bytes: general-purpose registers only, so
+# that no secret stays behind in vector registers (see the file).
+NOSIMD_FLAGS := $(if $(filter x86_64% aarch64% i%86%,$(shell $(CC) -dumpmachine)),-mgeneral-regs-only)
+$(BUILD)/obj/nosimd.o: ALL_CFLAGS += $(NOSIMD_FLAGS)
+
 $(SHLIB): $(LIB_OBJ) src/libsecretmem.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libsecretmem.map \
 		-Wl,-z,defs $(ALL_LDFLAGS) -o $@ $(LIB_OBJ)

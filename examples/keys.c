@@ -6,9 +6,13 @@
  *
  *   keys [count]     make count 32-byte keys (default 8)
  *
- * Small secrets are packed many per page, so a handful of keys takes one
- * page of secret memory, not one page (and one file) each.  Every block is
- * zeroed by secretmem_free().
+ * Small secrets are packed many per page: the eight keys share one page
+ * (the token, of another size class, sits on a second one), not one page
+ * and one file each.  The allocator maps secret memory in chunks - the
+ * first is 16 pages (64 KiB) in one mapping, less under a small memory-lock
+ * limit - and faults their pages in only as they are needed, 8 at a time:
+ * so the statistics below show 16 pages mapped and 8 faulted in, of which
+ * two hold the secrets.  Every block is zeroed by secretmem_free().
  *
  * Build: cc keys.c $(pkg-config --cflags --libs secretmem)
  */
@@ -38,7 +42,8 @@ static void print_stats(const char *when)
 	       st.regions, st.bytes_mapped);
 	printf("  pages faulted   %zu, released %zu (lifetime)\n", st.pages_faulted,
 	       st.pages_released);
-	printf("  backend         %s\n", secretmem_backend_name(st.backend));
+	printf("  backend         %s (%zu bytes secret, %zu fallback)\n", secretmem_backend_name(st.backend),
+	       st.secret_bytes, st.fallback_bytes);
 	if (st.memlock_unlimited)
 		printf("  memory lock     unlimited\n");
 	else

@@ -91,7 +91,8 @@ void secretmem_free(void *ptr);
  * The size of the file must then be set exactly once with ftruncate(2), and
  * it can only be mapped MAP_SHARED.  Note: under a seccomp filter whose action
  * kills the process (systemd's @system-service), this call kills the caller;
- * call secretmem_supported() first, which never does.
+ * call secretmem_supported() first, which never does.  (The library's own
+ * calls never do: once a filter is seen they run in a short-lived child.)
  */
 int secretmem_memfd(unsigned int flags) SECRETMEM_WARN_UNUSED;
 
@@ -100,9 +101,19 @@ int secretmem_memfd(unsigned int flags) SECRETMEM_WARN_UNUSED;
  * Returns 0 when memfd_secret(2) works here, else -errno telling why:
  * -ENOSYS (kernel too old, disabled with secretmem.enable=0, architecture
  * without support, or a filter answering ENOSYS), -EPERM (a seccomp filter or
- * LSM refuses it, or a filter would kill the caller).  The answer is computed
- * once and cached; thread-safe.  Never kills the caller: when a seccomp filter
- * is active the probe runs in a short-lived child process.
+ * LSM refuses it, or a filter would kill the caller).  A refusal is cached for
+ * good; a 0 is re-checked when the seccomp filter count of the process
+ * (/proc/self/status) changed, and when a creation meets a refusal.
+ * Thread-safe.  Never kills the caller under a seccomp filter: the probe, and
+ * every later memfd_secret call of the library, runs in a short-lived child
+ * (clone with CLONE_VM|CLONE_VFORK, SIGSYS at its default action) once a
+ * filter is seen; a filter that kills or traps ends the child only.
+ * Seccomp strict mode (SECCOMP_SET_MODE_STRICT) is the exception: nothing
+ * can be probed there (even reading /proc/self/status is fatal), and a
+ * thread in strict mode is killed by the kernel (SIGKILL; the whole process
+ * when it has one thread) at this call or at the library's next new mapping.
+ * Enter strict mode only after the last use of the library that could map
+ * memory.
  */
 int secretmem_supported(void);
 
@@ -126,16 +137,21 @@ const char *secretmem_backend_name(int backend);
 
 /*
  * secretmem_default_backend - the backend that new regions and allocations of
- * this process get: SECRETMEM_BACKEND_SECRET when secret memory is supported,
- * else SECRETMEM_BACKEND_FALLBACK, or SECRETMEM_BACKEND_NONE when fallback is
- * forbidden (SECRETMEM_REQUIRE=1 or secretmem_set_require(1)).
+ * this process get: SECRETMEM_BACKEND_SECRET when secret memory is supported
+ * (secretmem_supported(), re-checked after a seccomp change), else
+ * SECRETMEM_BACKEND_FALLBACK, or SECRETMEM_BACKEND_NONE when fallback is
+ * forbidden (SECRETMEM_REQUIRE=1 or secretmem_set_require(1)).  When secret
+ * memory stops working after it was used (a filter installed later), the
+ * library prints one warning as the fallback starts being used.
  */
 int secretmem_default_backend(void);
 
 /*
  * secretmem_set_require - forbid (1) or allow (0) the fallback backend for the
  * whole process, overriding the SECRETMEM_REQUIRE environment variable.
- * Returns 0, or -EINVAL for another value.
+ * From the call on, no new region and no new block is placed in fallback
+ * memory, including fallback memory that already exists (its live blocks
+ * stay where they are).  Returns 0, or -EINVAL for another value.
  */
 int secretmem_set_require(int require);
 
@@ -233,7 +249,13 @@ void *secretmem_realloc(void *ptr, size_t size)
  */
 void secretmem_free(void *ptr);
 
-/* secretmem_strdup - a copy of s in secret memory; NULL/ENOMEM. */
+/*
+ * secretmem_strdup - a copy of s in secret memory; NULL/ENOMEM.
+ * This copy, secretmem_strndup's and secretmem_realloc's read and write the
+ * data with general-purpose registers only (no SIMD register keeps it for a
+ * signal frame or a core dump to write out); the program's own copies are
+ * its business.
+ */
 char *secretmem_strdup(const char *s)
 	SECRETMEM_MALLOC SECRETMEM_DEALLOC SECRETMEM_NONNULL(1) SECRETMEM_WARN_UNUSED;
 
@@ -262,23 +284,56 @@ int secretmem_owns(const void *ptr);
  */
 long secretmem_trim(void);
 
-/* Statistics, filled by secretmem_stats(). */
+/* Why secret memory could not be had: secretmem_stats().last_failure. */
+enum secretmem_failure {
+	SECRETMEM_FAILURE_NONE = 0,    /* no failure so far                       */
+	SECRETMEM_FAILURE_MEMLOCK = 1, /* the memory-lock limit (RLIMIT_MEMLOCK)  */
+	SECRETMEM_FAILURE_NOMEM = 2,   /* out of memory or address space          */
+	SECRETMEM_FAILURE_NOSYS = 3,   /* no secret memory in this kernel (ENOSYS) */
+	SECRETMEM_FAILURE_SANDBOX = 4, /* a seccomp filter or LSM refused the call,
+	                                  or a filter would have killed it (EPERM) */
+	SECRETMEM_FAILURE_FDS = 5,     /* no file descriptor (EMFILE, ENFILE)     */
+};
+
+/*
+ * Statistics, filled by secretmem_stats().  The allocator's figures
+ * (bytes_mapped, pages_*, regions*) count its own mappings: chunks and large
+ * blocks.  Regions made by secretmem_region_create() are in api_regions and
+ * api_region_bytes.  Everything the process holds through the library, by
+ * backend: secret_bytes + fallback_bytes = bytes_mapped + api_region_bytes.
+ */
 struct secretmem_stats {
 	size_t bytes_in_use;       /* sum of usable sizes of live blocks        */
 	size_t live_allocations;   /* live blocks                               */
-	size_t bytes_mapped;       /* secret bytes mapped (without guard pages) */
-	size_t pages_mapped;       /* pages mapped                              */
+	size_t bytes_mapped;       /* allocator bytes mapped (secret or fallback,
+	                              without guard pages)                      */
+	size_t pages_mapped;       /* allocator pages mapped                    */
 	size_t pages_faulted;      /* pages faulted in, over the lifetime       */
 	size_t pages_released;     /* pages given back, over the lifetime       */
-	size_t regions;            /* mappings (chunks and large blocks) now    */
-	size_t regions_created;    /* mappings created over the lifetime        */
-	int backend;               /* enum secretmem_backend of new allocations */
+	size_t regions;            /* allocator mappings (chunks and large
+	                              blocks) now; not secretmem_region_create  */
+	size_t regions_created;    /* allocator mappings created, lifetime      */
+	int backend;               /* enum secretmem_backend of new memory now
+	                              (re-checked when the seccomp state changed) */
 	int memlock_unlimited;     /* 1 if RLIMIT_MEMLOCK is infinite or the
 	                              process has CAP_IPC_LOCK                  */
 	size_t memlock_limit;      /* RLIMIT_MEMLOCK soft limit, bytes          */
 	size_t memlock_left;       /* limit minus locked memory of the process;
 	                              SIZE_MAX when unlimited                   */
-	size_t reserved[8];        /* zero; room to grow without a new soname   */
+	/* since 1.1 (were reserved, zero, in 1.0) */
+	size_t secret_bytes;       /* bytes held in secret memory (memfd_secret):
+	                              allocator mappings and regions            */
+	size_t fallback_bytes;     /* bytes held in fallback memory (readable by
+	                              root): allocator mappings and regions     */
+	size_t api_regions;        /* live regions of secretmem_region_create   */
+	size_t api_region_bytes;   /* their usable bytes                        */
+	size_t last_failure;       /* enum secretmem_failure: why the last
+	                              request could not get secret memory (it
+	                              then failed, or got fallback memory)      */
+	size_t last_failure_bytes; /* the size that request asked for           */
+	size_t memlock_locked;     /* bytes locked by the process now (VmLck);
+	                              0 when unlimited                          */
+	size_t reserved[1];        /* zero; room to grow without a new soname   */
 };
 
 /*

@@ -14,12 +14,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/capability.h>
+#include <stddef.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "annotate.h"
@@ -272,8 +270,29 @@ static struct tcache *tcache_get(void)
 
 static int set_errno_from(int rc)
 {
+	sm_failure_hint(); /* once, at the memory-lock limit */
 	errno = rc == -ENOSYS || rc == -EPERM ? -rc : ENOMEM;
 	return 0;
+}
+
+/*
+ * secretmem_set_require(1) after fallback memory exists: a slot popped from
+ * a fallback slab goes back with every slot of its bin, and the block comes
+ * from a secret slab (a new secret chunk if needed, or the REQUIRE error).
+ */
+static int retake_secret(struct tcache *tc, unsigned cls, struct slotref *r)
+{
+	struct tbin *b = &tc->bins[cls];
+
+	sm_arena_give(r, 1);
+	flush(tc, cls, b->count);
+	int got = sm_arena_take(tc->arena, cls, r, 1, 1);
+	return got < 0 ? got : 0;
+}
+
+static int fallback_forbidden(const struct slab *s)
+{
+	return sm_option(SECRETMEM_OPT_REQUIRE) && sm_slab_fallback(s);
 }
 
 /* ---- malloc and free ------------------------------------------------------- */
@@ -335,7 +354,7 @@ SM_API void *secretmem_malloc(size_t size)
 		r = b->slots[--b->count];
 	} else {
 		unsigned want = b->cap > 1 ? b->cap / 2u : 1u;
-		int got = sm_arena_take(tc->arena, cls, b->cap ? b->slots : &r, want);
+		int got = sm_arena_take(tc->arena, cls, b->cap ? b->slots : &r, want, 0);
 		if (got < 0) {
 			set_errno_from(got);
 			return NULL;
@@ -343,6 +362,14 @@ SM_API void *secretmem_malloc(size_t size)
 		if (b->cap) {
 			b->count = (uint16_t)got;
 			r = b->slots[--b->count];
+		}
+	}
+	if (SM_UNLIKELY(atomic_load_explicit(&sm_fallback_regions, memory_order_relaxed)) &&
+	    fallback_forbidden(r.slab)) {
+		int rc = retake_secret(tc, cls, &r);
+		if (rc) {
+			set_errno_from(rc);
+			return NULL;
 		}
 	}
 	struct slab *s = r.slab;
@@ -457,19 +484,19 @@ SM_API void *secretmem_realloc(void *p, size_t size)
 	void *n = secretmem_malloc(size);
 	if (!n)
 		return NULL;
-	memcpy(n, p, size < usable ? size : usable);
+	sm_copy(n, p, size < usable ? size : usable); /* no SIMD register */
 	secretmem_free(p);
 	return n;
 }
 
 SM_API char *secretmem_strndup(const char *s, size_t n)
 {
-	size_t len = strnlen(s, n);
+	size_t len = sm_strnlen(s, n); /* no SIMD register holds the string */
 	char *d = secretmem_malloc(len + 1);
 
 	if (!d)
 		return NULL;
-	memcpy(d, s, len);
+	sm_copy(d, s, len);
 	d[len] = '\0';
 	return d;
 }
@@ -509,43 +536,14 @@ SM_API long secretmem_trim(void)
 
 /* ---- statistics ------------------------------------------------------------ */
 
-/* CAP_IPC_LOCK in the effective set, by capget(2): no /proc read. */
-static int have_cap_ipc_lock(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
-	int saved = errno;
-
-	if (syscall(SYS_capget, &hdr, data) != 0) {
-		errno = saved;
-		return 0;
-	}
-	return (int)((data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1);
-}
-
-/* VmLck from /proc/self/status: read only when a limit applies. */
-static size_t read_vmlck(void)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	size_t vmlck = 0;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "VmLck:", 6) == 0) {
-			vmlck = (size_t)strtoull(line + 6, NULL, 10) * 1024;
-			break;
-		}
-	}
-	fclose(f);
-	return vmlck;
-}
+/* The 1.0 layout: the fields added in 1.1 took reserved[] words. */
+_Static_assert(sizeof(struct secretmem_stats) ==
+		       offsetof(struct secretmem_stats, memlock_left) + 9 * sizeof(size_t),
+	       "struct secretmem_stats changed size");
 
 SM_API int secretmem_stats(struct secretmem_stats *st)
 {
 	struct sm_counters c;
-	struct rlimit rl;
 	int saved = errno;
 
 	if (!st)
@@ -569,16 +567,16 @@ SM_API int secretmem_stats(struct secretmem_stats *st)
 	st->regions = c.regions;
 	st->regions_created = c.regions_created;
 	st->backend = region_default_backend();
+	region_backend_totals(&st->secret_bytes, &st->fallback_bytes);
+	sm_api_region_totals(&st->api_regions, &st->api_region_bytes);
+	st->last_failure = (size_t)sm_failure_last(&st->last_failure_bytes);
 
-	int cap = have_cap_ipc_lock();
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
-		st->memlock_limit = rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : (size_t)rl.rlim_cur;
-		st->memlock_unlimited = rl.rlim_cur == RLIM_INFINITY || cap;
-	}
+	size_t locked;
+	sm_memlock_figures(&st->memlock_unlimited, &st->memlock_limit, &locked);
 	if (st->memlock_unlimited) {
 		st->memlock_left = SIZE_MAX;
 	} else {
-		size_t locked = read_vmlck();
+		st->memlock_locked = locked;
 		st->memlock_left = st->memlock_limit > locked ? st->memlock_limit - locked : 0;
 	}
 	errno = saved;

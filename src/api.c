@@ -2,16 +2,25 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * api.c - the public region and backend API: handles in ordinary memory
- * around the region layer.
+ * around the region layer.  The handles come from the allocator's metadata
+ * memory, not malloc: a malloc built on this library may create regions.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdlib.h>
-#include "internal.h"
+#include <stdatomic.h>
+#include "slab.h"
 
 struct secretmem_region {
 	struct region r;
 };
+
+static atomic_size_t api_count, api_bytes;
+
+void sm_api_region_totals(size_t *count, size_t *bytes)
+{
+	*count = atomic_load(&api_count);
+	*bytes = atomic_load(&api_bytes);
+}
 
 SM_API const char *secretmem_backend_name(int backend)
 {
@@ -35,15 +44,21 @@ SM_API struct secretmem_region *secretmem_region_create(size_t size, unsigned in
 		return NULL;
 	}
 	sm_fork_handlers_install();
-	struct secretmem_region *h = malloc(sizeof(*h));
-	if (!h)
-		return NULL; /* errno ENOMEM from malloc */
+	struct secretmem_region *h = sm_meta_alloc(sizeof(*h));
+	if (!h) {
+		sm_failure_note(SECRETMEM_FAILURE_NOMEM, sizeof(*h));
+		errno = ENOMEM;
+		return NULL;
+	}
 	int rc = region_create(&h->r, size, 0, 1, (flags & SECRETMEM_REGION_REQUIRE_SECRET) != 0);
 	if (rc) {
-		free(h);
+		sm_meta_free(h, sizeof(*h));
+		sm_failure_hint(); /* once, at the memory-lock limit */
 		errno = -rc;
 		return NULL;
 	}
+	atomic_fetch_add(&api_count, 1);
+	atomic_fetch_add(&api_bytes, h->r.size);
 	return h;
 }
 
@@ -73,7 +88,9 @@ SM_API int secretmem_region_destroy(struct secretmem_region *h)
 {
 	if (!h)
 		return 0;
+	atomic_fetch_sub(&api_count, 1);
+	atomic_fetch_sub(&api_bytes, h->r.size);
 	int rc = region_destroy(&h->r);
-	free(h);
+	sm_meta_free(h, sizeof(*h));
 	return rc;
 }

@@ -2,10 +2,13 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * fatal.c - fixed messages written with raw write(2): no stdio, no malloc,
+ * no cancellation point,
  * usable from any state the allocator can be in.
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
 
@@ -14,7 +17,9 @@ static void put(const char *s)
 	size_t len = strlen(s);
 
 	while (len > 0) {
-		ssize_t n = write(STDERR_FILENO, s, len);
+		/* raw: write(2) is a cancellation point, and this runs with
+		 * library locks held */
+		long n = syscall(SYS_write, STDERR_FILENO, s, len);
 
 		if (n <= 0)
 			return;

@@ -34,6 +34,15 @@ void sm_warn(const char *a, const char *b, const char *c);
 /* Decimal text of v into buf (at least 24 bytes); returns buf. */
 char *sm_utoa(size_t v, char *buf);
 
+/* ---- nosimd.c (built without vector registers) ------------------------ */
+
+/* Copy n bytes; never through a vector register. */
+void sm_copy(void *dst, const void *src, size_t n);
+/* strnlen without vector registers. */
+size_t sm_strnlen(const char *s, size_t n);
+/* 1 if len bytes at p are all zero (reads without vector registers). */
+int sm_is_zero(const void *p, size_t len);
+
 /* ---- options.c -------------------------------------------------------- */
 
 /* Value in force for an enum secretmem_option (env read once, lazily). */
@@ -45,8 +54,25 @@ int sm_parse_size(const char *s, size_t *out);
 
 /* ---- syscall.c -------------------------------------------------------- */
 
-/* The raw call with the fault-injection hook applied (OS_OP_MEMFD). */
+/*
+ * memfd_secret(O_CLOEXEC) with the fault-injection hook (OS_OP_MEMFD), made
+ * so that a seccomp filter cannot kill the caller (in a child once a filter
+ * was seen).  An fd, or -ENOSYS, -EPERM (refused, or the child was killed),
+ * -EMFILE, -ENFILE, -ENOMEM.  A refusal updates the cached probe.
+ */
 int sm_memfd_secret(void);
+/* The cached probe result (probes once when there is none). */
+int sm_probe_cached(void);
+/* Tests and benchmarks: make every call in the child (1) or not (0). */
+void sm_memfd_force_child(int on);
+/* Seccomp mode (0, 1, 2) and filter count from /proc/self/status, read with
+ * raw system calls; -1 in a field that cannot be read.  0 or -errno. */
+int sm_seccomp_state(int *mode, long *filters);
+/* VmLck of the process in bytes (0 if unknown); raw read of /proc. */
+size_t sm_locked_bytes(void);
+/* RLIMIT_MEMLOCK: unlimited (infinite or CAP_IPC_LOCK), the soft limit
+ * (SIZE_MAX if infinite) and the locked bytes (read only when limited). */
+void sm_memlock_figures(int *unlimited, size_t *limit, size_t *locked);
 
 /* ---- os.c ------------------------------------------------------------- */
 
@@ -139,6 +165,25 @@ void region_fork_parent(void);
 int region_fork_child(int policy);
 /* Number of registered regions and their mapped bytes. */
 void region_totals(size_t *count, size_t *bytes);
+/* Mapped bytes of the registered regions by backend. */
+void region_backend_totals(size_t *secret, size_t *fallback);
+/* Registered regions with the fallback backend (read without a lock). */
+extern _Atomic size_t sm_fallback_regions;
+/*
+ * Failure causes (enum secretmem_failure): the region layer records why it
+ * could not give secret memory (then fell back, or failed), with the size
+ * asked for.  sm_failure_hint() is called by the public API when it returns
+ * an error: at the memory-lock limit it prints one hint with the figures,
+ * once per process.
+ */
+void sm_failure_note(int cause, size_t bytes);
+int sm_failure_last(size_t *bytes);
+void sm_failure_hint(void);
+
+/* ---- api.c ------------------------------------------------------------ */
+
+/* Live regions of secretmem_region_create() and their usable bytes. */
+void sm_api_region_totals(size_t *count, size_t *bytes);
 
 /* ---- alloc.c ---------------------------------------------------------- */
 

@@ -2,7 +2,12 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * options.c - one table of options, read once from SECRETMEM_* environment
- * variables; an invalid value prints a warning and keeps the default.
+ * variables.  Switches accept 1/0, yes/no, true/false, on/off (any case).
+ * An invalid value prints one warning that lists the valid values and then
+ * takes the value the table says: the default, except for a switch that
+ * protects (SECRETMEM_REQUIRE), where a typo takes the safe side (1).
+ * SECRETMEM_FORK=junk takes copy, the default: the parent's pages are never
+ * written by the child (share, the one unsafe policy, must be spelled out).
  * Values set through secretmem_set_option() win over the environment.
  */
 #define _GNU_SOURCE
@@ -12,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "internal.h"
 
 struct option_def {
@@ -21,15 +27,24 @@ struct option_def {
 	long max;
 	int frozen_after_init; /* cannot change once the allocator is in use */
 	const char *const *names; /* symbolic values (index = value), or NULL */
+	int is_switch;         /* 0/1 with the usual spellings */
+	long on_invalid;       /* the value an invalid setting takes */
+	const char *warning;   /* ", valid: ...; using ..." */
 };
 
 static const char *const fork_names[] = { "copy", "share", "drop", NULL };
 
+#define SWITCH_VALUES "1, 0, yes, no, true, false, on, off"
+
 static const struct option_def defs[] = {
-	{ SECRETMEM_OPT_RESERVE, "SECRETMEM_RESERVE", 0, 1L << 40, 1, NULL },
-	{ SECRETMEM_OPT_FORK, "SECRETMEM_FORK", SECRETMEM_FORK_COPY, SECRETMEM_FORK_DROP, 0, fork_names },
-	{ SECRETMEM_OPT_RELEASE_IDLE, "SECRETMEM_RELEASE_IDLE", 0, 1, 1, NULL },
-	{ SECRETMEM_OPT_REQUIRE, "SECRETMEM_REQUIRE", 0, 1, 0, NULL },
+	{ SECRETMEM_OPT_RESERVE, "SECRETMEM_RESERVE", 0, 1L << 40, 1, NULL, 0, 0,
+	  " (valid: a byte count with an optional k, m or g suffix), using the default 0" },
+	{ SECRETMEM_OPT_FORK, "SECRETMEM_FORK", SECRETMEM_FORK_COPY, SECRETMEM_FORK_DROP, 0, fork_names, 0,
+	  SECRETMEM_FORK_COPY, " (valid: copy, share, drop), using the default copy" },
+	{ SECRETMEM_OPT_RELEASE_IDLE, "SECRETMEM_RELEASE_IDLE", 0, 1, 1, NULL, 1, 0,
+	  " (valid: " SWITCH_VALUES "), using the default 0" },
+	{ SECRETMEM_OPT_REQUIRE, "SECRETMEM_REQUIRE", 0, 1, 0, NULL, 1, 1,
+	  " (valid: " SWITCH_VALUES "), using 1, the safe side: no fallback memory" },
 };
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
 
@@ -69,11 +84,32 @@ int sm_parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/* 1/0, yes/no, true/false, on/off in any case; -EINVAL otherwise. */
+static int parse_switch(const char *s, long *out)
+{
+	static const char *const on[] = { "1", "yes", "true", "on" };
+	static const char *const off[] = { "0", "no", "false", "off" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(s, on[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcasecmp(s, off[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
 static int parse_value(const struct option_def *d, const char *s, long *out)
 {
+	if (d->is_switch)
+		return parse_switch(s, out);
 	if (d->names) {
 		for (long i = 0; d->names[i]; i++) {
-			if (strcmp(s, d->names[i]) == 0) {
+			if (strcasecmp(s, d->names[i]) == 0) {
 				*out = i;
 				return 0;
 			}
@@ -94,9 +130,9 @@ static void read_env(void)
 		const char *s = secure_getenv(d->env);
 		long v = d->def;
 
-		if (s && *s && parse_value(d, s, &v)) {
-			sm_warn("invalid value of ", d->env, ", using the default");
-			v = d->def;
+		if (s && *s && parse_value(d, s, &v)) { /* empty: unset */
+			sm_warn("invalid value of ", d->env, d->warning);
+			v = d->on_invalid;
 		}
 		if (!atomic_load(&set_by_api[i]))
 			atomic_store(&values[i], v);

@@ -253,13 +253,15 @@ int os_fault_in_secret(void *addr, size_t len)
 	 * memory-lock charge is refused (kernels with fault-time accounting)
 	 * makes read() fail with EFAULT, where a user-space touch would have
 	 * raised SIGBUS.  The fd is opened per call so no fd stays open.
+	 * Raw system calls: open, read and close are cancellation points, and
+	 * this runs with allocator locks held.
 	 */
-	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	long fd = syscall(SYS_openat, AT_FDCWD, "/dev/zero", O_RDONLY | O_CLOEXEC);
 	unsigned char *p = addr;
 
 	if (fd >= 0) {
 		while (len > 0) {
-			ssize_t n = read(fd, p, len);
+			long n = syscall(SYS_read, (int)fd, p, len);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n <= 0) {
@@ -269,7 +271,7 @@ int os_fault_in_secret(void *addr, size_t len)
 			p += n;
 			len -= (size_t)n;
 		}
-		close(fd);
+		syscall(SYS_close, (int)fd);
 	} else {
 		/* no /dev/zero (a bare chroot): getrandom also writes from the
 		 * kernel side; the random bytes are overwritten below */

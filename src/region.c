@@ -22,14 +22,18 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct region list_head = { &list_head, &list_head, 0, 0, NULL, 0, 0, 0, 0, 0 };
 static size_t list_count, list_bytes;
+static size_t secret_bytes, fallback_bytes; /* under list_lock */
+_Atomic size_t sm_fallback_regions;
 
 static void list_add(struct region *r)
 {
@@ -40,6 +44,12 @@ static void list_add(struct region *r)
 	list_head.next = r;
 	list_count++;
 	list_bytes += r->size;
+	if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
+		fallback_bytes += r->size;
+		atomic_fetch_add(&sm_fallback_regions, 1);
+	} else {
+		secret_bytes += r->size;
+	}
 	pthread_mutex_unlock(&list_lock);
 }
 
@@ -51,6 +61,12 @@ static void list_del(struct region *r)
 	r->next = r->prev = NULL;
 	list_count--;
 	list_bytes -= r->size;
+	if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
+		fallback_bytes -= r->size;
+		atomic_fetch_sub(&sm_fallback_regions, 1);
+	} else {
+		secret_bytes -= r->size;
+	}
 	pthread_mutex_unlock(&list_lock);
 }
 
@@ -62,11 +78,101 @@ void region_totals(size_t *count, size_t *bytes)
 	pthread_mutex_unlock(&list_lock);
 }
 
+void region_backend_totals(size_t *secret, size_t *fallback)
+{
+	pthread_mutex_lock(&list_lock);
+	*secret = secret_bytes;
+	*fallback = fallback_bytes;
+	pthread_mutex_unlock(&list_lock);
+}
+
 int region_default_backend(void)
 {
 	if (secretmem_supported() == 0)
 		return SECRETMEM_BACKEND_SECRET;
 	return sm_option(SECRETMEM_OPT_REQUIRE) ? SECRETMEM_BACKEND_NONE : SECRETMEM_BACKEND_FALLBACK;
+}
+
+/* ---- failure causes ------------------------------------------------------ */
+
+static atomic_int last_cause;
+static atomic_size_t last_bytes;
+static atomic_int hinted;
+
+void sm_failure_note(int cause, size_t bytes)
+{
+	atomic_store(&last_bytes, bytes);
+	atomic_store(&last_cause, cause);
+}
+
+int sm_failure_last(size_t *bytes)
+{
+	*bytes = atomic_load(&last_bytes);
+	return atomic_load(&last_cause);
+}
+
+static char *append(char *p, const char *end, const char *s)
+{
+	while (*s && p < end)
+		*p++ = *s++;
+	return p;
+}
+
+void sm_failure_hint(void)
+{
+	size_t bytes, limit, locked;
+	int unlimited;
+	char num[24], line[400], *p = line, *end = line + sizeof(line) - 1;
+
+	if (sm_failure_last(&bytes) != SECRETMEM_FAILURE_MEMLOCK || atomic_exchange(&hinted, 1))
+		return;
+	sm_memlock_figures(&unlimited, &limit, &locked);
+	p = append(p, end, "the memory-lock limit refused ");
+	p = append(p, end, sm_utoa(bytes, num));
+	p = append(p, end, " bytes of secret memory (RLIMIT_MEMLOCK ");
+	p = append(p, end, unlimited ? "unlimited" : sm_utoa(limit, num));
+	p = append(p, end, " bytes, ");
+	p = append(p, end, sm_utoa(locked, num));
+	p = append(p, end, " bytes locked by this process); raise it with ulimit -l or LimitMEMLOCK=");
+	*p = '\0';
+	sm_warn(line, NULL, NULL);
+}
+
+/* Why a mapping of bytes failed with err: the memory-lock limit when one
+ * applies and err is its errno or the figures show it is reached. */
+static int nomem_cause(int err, size_t bytes)
+{
+	size_t limit, locked;
+	int unlimited;
+
+	sm_memlock_figures(&unlimited, &limit, &locked);
+	if (unlimited)
+		return SECRETMEM_FAILURE_NOMEM;
+	if (err == -EAGAIN || err == -EFAULT || err == -EPERM || locked >= limit || bytes > limit - locked)
+		return SECRETMEM_FAILURE_MEMLOCK;
+	return SECRETMEM_FAILURE_NOMEM;
+}
+
+static int refusal_cause(int err)
+{
+	switch (err) {
+	case -ENOSYS: return SECRETMEM_FAILURE_NOSYS;
+	case -EPERM: return SECRETMEM_FAILURE_SANDBOX;
+	case -EMFILE: case -ENFILE: return SECRETMEM_FAILURE_FDS;
+	default: return SECRETMEM_FAILURE_NOMEM;
+	}
+}
+
+/* Secret memory worked in this process; the warning when it stops. */
+static atomic_int secret_worked, fallback_warned;
+
+static void warn_fallback(int err)
+{
+	if (!atomic_load(&secret_worked) || atomic_exchange(&fallback_warned, 1))
+		return;
+	sm_warn("secret memory became unavailable after first use (memfd_secret: ",
+		err == -ENOSYS ? "ENOSYS" : "EPERM, a seccomp filter or LSM",
+		"); new memory uses the fallback backend, which root can read (SECRETMEM_REQUIRE=1 forbids it)");
 }
 
 static int zero_range(void *p, size_t len)
@@ -85,19 +191,27 @@ static int map_secret(struct region *r)
 	int rc = os_truncate(fd, r->size);
 	if (!rc)
 		rc = os_map_shared_fixed(r->data, r->size, fd);
-	close(fd); /* the mapping keeps the file alive */
+	syscall(SYS_close, fd); /* the mapping keeps the file alive; raw: close(2)
+				 * is a cancellation point */
 	/* the file exists, so secret memory is available: whatever refused
 	 * the size or the map (EAGAIN at the memory-lock limit on kernels with
 	 * mmap-time accounting, ENOMEM, an LSM) leaves us out of memory */
-	return rc ? -ENOMEM : 0;
+	if (rc) {
+		sm_failure_note(nomem_cause(rc, r->size), r->size);
+		return -ENOMEM;
+	}
+	atomic_store_explicit(&secret_worked, 1, memory_order_relaxed);
+	return 0;
 }
 
 static int map_fallback(struct region *r)
 {
 	int rc = os_map_anon_fixed(r->data, r->size);
 
-	if (rc)
+	if (rc) {
+		sm_failure_note(SECRETMEM_FAILURE_NOMEM, r->size);
 		return -ENOMEM;
+	}
 	/* one call per advice: OR-ing MADV_* values makes another advice */
 	os_advise(r->data, r->size, MADV_DONTDUMP);
 	return 0;
@@ -120,8 +234,11 @@ int region_fault_to(struct region *r, size_t upto)
 		rc = os_fault_in_secret(from, len);
 	else
 		rc = os_lock(from, len); /* mlock populates */
-	if (rc)
-		return -ENOMEM; /* EFAULT (refused charge), EAGAIN/EPERM (mlock limit) */
+	if (rc) {
+		/* EFAULT (refused charge), EAGAIN/ENOMEM/EPERM (mlock limit) */
+		sm_failure_note(nomem_cause(rc, len), len);
+		return -ENOMEM;
+	}
 	r->faulted = upto;
 	return 0;
 }
@@ -144,17 +261,22 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 	size_t total = (size + 2 * ps + align - 1) & ~(align - 1);
 
 	int backend = SECRETMEM_BACKEND_SECRET;
-	int probe = secretmem_supported();
+	int require = require_secret || sm_option(SECRETMEM_OPT_REQUIRE);
+	int probe = sm_probe_cached();
 	if (probe) {
-		if (require_secret || sm_option(SECRETMEM_OPT_REQUIRE))
+		sm_failure_note(refusal_cause(probe), size);
+		if (require)
 			return probe;
+		warn_fallback(probe);
 		backend = SECRETMEM_BACKEND_FALLBACK;
 	}
 
 	void *base;
 	rc = os_reserve(total, align, &base);
-	if (rc)
+	if (rc) {
+		sm_failure_note(SECRETMEM_FAILURE_NOMEM, size);
 		return -ENOMEM; /* no address space, or a refused mmap */
+	}
 	r->base = (uintptr_t)base;
 	r->total = total;
 	r->size = size;
@@ -163,8 +285,11 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 
 	if (backend == SECRETMEM_BACKEND_SECRET) {
 		rc = map_secret(r);
-		if ((rc == -ENOSYS || rc == -EPERM) && !require_secret && !sm_option(SECRETMEM_OPT_REQUIRE)) {
+		if (rc && rc != -ENOMEM)
+			sm_failure_note(refusal_cause(rc), size);
+		if ((rc == -ENOSYS || rc == -EPERM) && !require) {
 			/* a filter installed after the probe */
+			warn_fallback(rc);
 			backend = SECRETMEM_BACKEND_FALLBACK;
 			rc = 0;
 		}

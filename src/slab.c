@@ -90,22 +90,6 @@ void sm_zero(void *p, size_t len)
 	__asm__ __volatile__("" : : "r"(p) : "memory"); /* not a dead store */
 }
 
-int sm_is_zero(const void *p, size_t len)
-{
-	const unsigned char *b = p;
-	uint64_t acc = 0;
-	size_t i = 0;
-
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
-		memcpy(&w, b + i, 8);
-		acc |= w;
-	}
-	for (; i < len; i++)
-		acc |= b[i];
-	return acc == 0;
-}
-
 /* ---- metadata memory (ordinary anonymous memory) ----------------------- */
 
 #define META_BLOCK ((size_t)256 << 10)
@@ -166,6 +150,17 @@ static void meta_release(void *p, size_t size)
 	*(void **)p = meta_free[k];
 	meta_free[k] = p;
 	pthread_mutex_unlock(&meta_lock);
+}
+
+void *sm_meta_alloc(size_t size)
+{
+	return meta_alloc(size);
+}
+
+void sm_meta_free(void *p, size_t size)
+{
+	if (p)
+		meta_release(p, size);
 }
 
 /* ---- radix map: 2 MiB granule -> owner ---------------------------------- */
@@ -340,6 +335,17 @@ static int chunk_create(size_t need, int populate, struct chunk **out)
 		want *= 2;
 	if (want > maxp)
 		want = maxp;
+	/* under a memory-lock limit a chunk takes at most a quarter of what
+	 * is left of it, so that a small limit (ulimit -l 64) keeps room for
+	 * regions and for the next chunks */
+	int unlimited;
+	size_t limit, locked;
+	sm_memlock_figures(&unlimited, &limit, &locked);
+	if (!unlimited) {
+		size_t left = limit > locked ? (limit - locked) >> page_shift : 0;
+		if (want > left / 4)
+			want = left / 4;
+	}
 	/* at the memory-lock limit every try costs half a dozen system
 	 * calls: start below the last refused size instead of halving down
 	 * to it again (need itself is always tried: the limit may have been
@@ -412,14 +418,17 @@ static long find_pages(const struct chunk *c, size_t n)
 	return -1;
 }
 
-/* Under pages_lock: n pages, faulted in. */
-static int take_pages(size_t n, struct chunk **outc, size_t *first)
+/* Under pages_lock: n pages, faulted in; secret_only: not in fallback
+ * memory. */
+static int take_pages(size_t n, struct chunk **outc, size_t *first, int secret_only)
 {
 	struct chunk *c;
 	long at = -1;
 	int rc;
 
 	for (c = chunk_list.next; c != &chunk_list; c = c->next) {
+		if (secret_only && c->reg.backend != SECRETMEM_BACKEND_SECRET)
+			continue;
 		at = find_pages(c, n);
 		if (at >= 0)
 			break;
@@ -517,7 +526,7 @@ static void partial_del(struct arena *a, struct slab *s)
 }
 
 /* Under a->lock. */
-static int slab_create(struct arena *a, unsigned cls, struct slab **out)
+static int slab_create(struct arena *a, unsigned cls, struct slab **out, int secret_only)
 {
 	unsigned nslots = slab_slots[cls], npages = slab_pages[cls];
 	struct slab *s = meta_alloc(slab_meta_size(nslots));
@@ -527,7 +536,7 @@ static int slab_create(struct arena *a, unsigned cls, struct slab **out)
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_lock(&pages_lock);
-	int rc = take_pages(npages, &c, &first);
+	int rc = take_pages(npages, &c, &first, secret_only);
 	if (!rc) {
 		s->arena = a;
 		s->chunk = c;
@@ -572,17 +581,24 @@ static void slab_destroy(struct arena *a, struct slab *s)
 	meta_release(s, slab_meta_size(s->nslots));
 }
 
-int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want)
+int sm_slab_fallback(const struct slab *s)
+{
+	return s->chunk->reg.backend != SECRETMEM_BACKEND_SECRET;
+}
+
+int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want, int secret_only)
 {
 	unsigned got = 0;
 
 	pthread_mutex_lock(&a->lock);
 	while (got < want) {
 		struct slab *s = a->partial[cls];
+		while (s && secret_only && sm_slab_fallback(s))
+			s = s->next;
 		if (!s) {
 			if (got)
 				break; /* enough for now: no new slab for a refill */
-			int rc = slab_create(a, cls, &s);
+			int rc = slab_create(a, cls, &s, secret_only);
 			if (rc) {
 				pthread_mutex_unlock(&a->lock);
 				return rc;
@@ -710,8 +726,14 @@ int sm_large_alloc(size_t size, void **out, size_t *usable)
 	pthread_mutex_lock(&large_lock);
 	/* the smallest cached run that fits and wastes at most a quarter */
 	struct large **best = NULL;
+	/* SECRETMEM_REQUIRE set after fallback memory was used: not a run of
+	 * that memory either */
+	int secret_only = atomic_load_explicit(&sm_fallback_regions, memory_order_relaxed) &&
+			  sm_option(SECRETMEM_OPT_REQUIRE);
 	for (struct large **pp = &large_cache; *pp; pp = &(*pp)->next) {
 		size_t have = (*pp)->reg.size;
+		if (secret_only && (*pp)->reg.backend != SECRETMEM_BACKEND_SECRET)
+			continue;
 		if (have >= bytes && have - bytes <= bytes / 4 && (!best || have < (*best)->reg.size))
 			best = pp;
 	}

@@ -91,9 +91,15 @@ int sm_lookup(const void *p, struct blockref *ref);
 /*
  * Take up to want FREE slots of class cls from arena a (creating a slab, and
  * a chunk, if needed), mark them CACHED and store them in out.  Returns the
- * number taken (>= 1) or -ENOMEM/-ENOSYS/-EPERM.
+ * number taken (>= 1) or -ENOMEM/-ENOSYS/-EPERM.  secret_only: never from a
+ * slab in fallback memory (SECRETMEM_REQUIRE set after fallback was used).
  */
-int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want);
+int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want, int secret_only);
+/* 1 if slab s lies in fallback memory (secret_only above skips those). */
+int sm_slab_fallback(const struct slab *s);
+/* Ordinary memory for library metadata (no malloc): zeroed, or NULL. */
+void *sm_meta_alloc(size_t size);
+void sm_meta_free(void *p, size_t size);
 /* Give CACHED slots (already zeroed) back to their slabs as FREE. */
 void sm_arena_give(const struct slotref *refs, unsigned n);
 
@@ -118,8 +124,7 @@ void sm_slab_fork_parent(void);
  */
 void sm_slab_fork_child(int drop);
 
-/* Zero / check-zero helpers that the compiler may not elide. */
+/* Zero helper that the compiler may not elide (sm_is_zero: internal.h). */
 void sm_zero(void *p, size_t len);
-int sm_is_zero(const void *p, size_t len);
 
 #endif

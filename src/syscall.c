@@ -1,16 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * syscall.c - the memfd_secret(2) wrapper and the support probe.
+ * syscall.c - the memfd_secret(2) wrapper, the support probe and the reads
+ * of /proc/self/status the library needs (seccomp state, locked memory).
+ *
+ * Re-entrancy: nothing here calls malloc, stdio or a cancellation point.
+ * /proc is read with raw openat/read/close system calls into stack buffers,
+ * so that a malloc built on this library can call it from its first call.
+ *
+ * Sandboxes: a seccomp filter can be installed at any time, by this thread
+ * or (SECCOMP_FILTER_FLAG_TSYNC) by another one, and its action can kill the
+ * process.  Once the process is known to run under a filter, every
+ * memfd_secret call the library makes runs in a short-lived child that
+ * shares the address space and file table with the caller
+ * (clone(CLONE_VM | CLONE_VFORK | CLONE_FILES)), with SIGSYS at its default
+ * action: a filter that kills or traps then ends the child, never the
+ * caller.  See sm_memfd_secret() for the one window this leaves.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,104 +68,283 @@ SM_API int secretmem_memfd(unsigned int flags)
 	return raw_memfd_secret(flags);
 }
 
-int sm_memfd_secret(void)
-{
-	int rc = os_injected(OS_OP_MEMFD);
+/* ---- /proc/self/status, raw ---------------------------------------------- */
 
-	return rc ? rc : raw_memfd_secret(O_CLOEXEC);
+/*
+ * Read /proc/self/status into buf (NUL-terminated) with raw system calls
+ * (no stdio, no malloc, no cancellation point).  Returns the length, or
+ * -errno.  The file is about 1.5 KiB; what does not fit is not read.
+ */
+static long read_status(char *buf, size_t size)
+{
+	int saved = errno;
+	long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+
+	if (fd < 0) {
+		long rc = -errno;
+		errno = saved;
+		return rc;
+	}
+	while (len < size - 1) {
+		long n = syscall(SYS_read, (int)fd, buf + len, size - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	syscall(SYS_close, (int)fd);
+	buf[len] = '\0';
+	errno = saved;
+	return (long)len;
 }
 
-/* Seccomp mode from /proc/self/status: 0 none, 1 strict, 2 filter; -1 if
- * unknown (no /proc). */
-static int seccomp_mode(void)
+/* The number after "name" at the start of a line of buf; -1 if absent. */
+static long status_field(const char *buf, const char *name)
 {
-	int saved = errno, mode = -1;
-	FILE *f = fopen("/proc/self/status", "re");
+	size_t nlen = strlen(name);
 
-	if (f) {
-		char line[256];
-		while (fgets(line, sizeof(line), f)) {
-			if (strncmp(line, "Seccomp:", 8) == 0) {
-				mode = (int)strtol(line + 8, NULL, 10);
-				break;
-			}
+	for (const char *s = buf; *s; ) {
+		if (strncmp(s, name, nlen) == 0) {
+			s += nlen;
+			while (*s == ' ' || *s == '\t')
+				s++;
+			if (*s < '0' || *s > '9')
+				return -1;
+			long v = 0;
+			while (*s >= '0' && *s <= '9' && v < (LONG_MAX - 9) / 10)
+				v = v * 10 + (*s++ - '0');
+			return v;
 		}
-		fclose(f);
+		const char *nl = strchr(s, '\n');
+		if (!nl)
+			break;
+		s = nl + 1;
+	}
+	return -1;
+}
+
+int sm_seccomp_state(int *mode, long *filters)
+{
+	char buf[4096];
+	long n = read_status(buf, sizeof(buf));
+
+	*mode = -1;
+	*filters = -1;
+	if (n < 0)
+		return (int)n;
+	*mode = (int)status_field(buf, "Seccomp:");
+	*filters = status_field(buf, "Seccomp_filters:"); /* Linux 5.9 and later */
+	return *mode < 0 ? -ENOENT : 0;
+}
+
+size_t sm_locked_bytes(void)
+{
+	char buf[4096];
+
+	if (read_status(buf, sizeof(buf)) < 0)
+		return 0;
+	long kb = status_field(buf, "VmLck:");
+	return kb > 0 ? (size_t)kb * 1024 : 0;
+}
+
+/* CAP_IPC_LOCK in the effective set, by capget(2). */
+static int have_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	int saved = errno;
+
+	if (syscall(SYS_capget, &hdr, data) != 0) {
+		errno = saved;
+		return 0;
+	}
+	return (int)((data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1);
+}
+
+void sm_memlock_figures(int *unlimited, size_t *limit, size_t *locked)
+{
+	struct rlimit rl;
+	int saved = errno;
+
+	*unlimited = 1;
+	*limit = SIZE_MAX;
+	*locked = 0;
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+		*limit = rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : (size_t)rl.rlim_cur;
+		*unlimited = rl.rlim_cur == RLIM_INFINITY || have_cap_ipc_lock();
 	}
 	errno = saved;
-	return mode;
+	if (!*unlimited)
+		*locked = sm_locked_bytes();
+}
+
+/* ---- the call, made where a filter cannot kill the caller ---------------- */
+
+#define CHILD_KILLED (-1000000) /* no answer: the child did not return */
+
+struct child_call {
+	volatile int result;
+};
+
+/*
+ * The child: same memory, same file table, its own signal handlers (no
+ * CLONE_SIGHAND).  Raw system calls only; nothing here touches the
+ * caller's state except the result.  Not instrumented by sanitizers: it
+ * runs on a stack they do not know, with the caller's thread pointer.
+ */
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address, no_sanitize_thread, noinline))
+#endif
+static int memfd_child(void *arg)
+{
+	struct child_call *c = arg;
+	/* struct sigaction of the kernel: handler first, all zero = SIG_DFL */
+	unsigned long ksa[4] = { 0, 0, 0, 0 };
+
+	syscall(SYS_rt_sigaction, SIGSYS, ksa, NULL, (size_t)8);
+#ifdef SM_NR_MEMFD_SECRET
+	long fd = syscall(SM_NR_MEMFD_SECRET, O_CLOEXEC);
+	c->result = fd >= 0 ? (int)fd : -errno;
+#else
+	c->result = -ENOSYS;
+#endif
+	return 0;
 }
 
 /*
- * Probe in a short-lived child made with a raw clone (no atfork handlers):
- * a filter that kills the caller with SIGSYS then only kills the child.
- * The child reports through a pipe; no report means it was killed.
+ * memfd_secret(O_CLOEXEC) in a child: the new fd (in the shared table) or
+ * -errno; -EPERM when the child was killed (a filter's KILL or TRAP action).
  */
-static int probe_in_child(void)
+static int memfd_in_child(void)
 {
-	int saved = errno, rc = -EPERM, fds[2];
+	/* the child's stack: the caller waits (CLONE_VFORK) until it exits */
+	unsigned char stack[16384] __attribute__((aligned(64)));
+	struct child_call c = { CHILD_KILLED };
+	int saved = errno, status;
 
-	if (pipe2(fds, O_CLOEXEC) != 0) {
+	long pid = clone(memfd_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | CLONE_FILES, &c);
+	if (pid < 0) {
+		int rc = errno == ENOMEM || errno == EAGAIN ? -ENOMEM : -EPERM;
 		errno = saved;
-		return -EPERM;
+		return rc;
 	}
-	long pid = syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
-	if (pid == 0) {
-		int res = raw_memfd_secret(O_CLOEXEC);
-		if (res >= 0)
-			res = 0;
-		ssize_t w = write(fds[1], &res, sizeof(res));
-		(void)w;
-		_exit(0);
-	}
-	close(fds[1]);
-	if (pid > 0) {
-		int res, status;
-		ssize_t n;
-		do {
-			n = read(fds[0], &res, sizeof(res));
-		} while (n < 0 && errno == EINTR);
-		if (n == (ssize_t)sizeof(res))
-			rc = res;
-		/* ECHILD when SIGCHLD is ignored: the child reaped itself */
-		while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
-			;
-	}
-	close(fds[0]);
+	/* exit signal 0: no SIGCHLD reaches the program; __WALL reaps it
+	 * (raw wait4: waitpid is a cancellation point) */
+	while (syscall(SYS_wait4, (pid_t)pid, &status, __WALL, NULL) < 0 && errno == EINTR)
+		;
 	errno = saved;
-	return rc;
+	int rc = c.result;
+	return rc == CHILD_KILLED ? -EPERM : rc;
+}
+
+/* Set once the process is seen under a seccomp filter (it never goes away). */
+static atomic_int under_filter;
+
+static atomic_int force_child; /* tests: always use the child */
+
+void sm_memfd_force_child(int on)
+{
+	atomic_store(&force_child, on);
+}
+
+/*
+ * memfd_secret(O_CLOEXEC) that a seccomp filter cannot turn into the
+ * caller's death.  Without any filter (Seccomp: 0, read just before) the call
+ * is made in-process: a filter installed by this thread cannot appear in
+ * between, and one that another thread installs with TSYNC in the few
+ * microseconds between the read and the call is the one window left (the
+ * child costs 25-150 us per call here, the read 10 us).  Once a filter was
+ * seen, every call runs in the child.  Strict mode (Seccomp: 1) allows no
+ * call at all: -EPERM (but see secretmem_supported(3): the read of
+ * /proc/self/status itself kills a process in strict mode).
+ */
+static int memfd_guarded(void)
+{
+	if (!atomic_load_explicit(&under_filter, memory_order_relaxed) &&
+	    !atomic_load_explicit(&force_child, memory_order_relaxed)) {
+		int mode;
+		long filters;
+		sm_seccomp_state(&mode, &filters);
+		if (mode == 0)
+			return raw_memfd_secret(O_CLOEXEC);
+		if (mode == 1)
+			return -EPERM;
+		atomic_store(&under_filter, 1); /* a filter, or no /proc to tell */
+	}
+	int fd = memfd_in_child();
+	return fd == -EACCES ? -EPERM : fd; /* an LSM's refusal */
+}
+
+/* ---- the probe -------------------------------------------------------------- */
+
+#define PROBE_UNKNOWN 1 /* no valid result is positive */
+static atomic_int probe_result = PROBE_UNKNOWN;
+static atomic_long probe_sig = -2; /* seccomp signature when probed */
+
+/* What identifies the sandbox: the filter count (Linux 5.9+), else the
+ * mode; -1 when /proc cannot tell (the result is then cached for good). */
+static long seccomp_signature(void)
+{
+	int mode;
+	long filters;
+
+	sm_seccomp_state(&mode, &filters);
+	if (filters >= 0)
+		return filters;
+	return mode >= 0 ? 1000000L + mode : -1;
 }
 
 static int probe(void)
 {
-	int mode = seccomp_mode();
+	int fd = memfd_guarded();
 
-	if (mode == 1)
-		return -EPERM; /* strict mode: only read/write/exit are allowed */
-	if (mode != 0)
-		return probe_in_child(); /* a filter, or no /proc to tell */
-	int fd = raw_memfd_secret(O_CLOEXEC);
 	if (fd < 0)
 		return fd;
-	close(fd);
+	syscall(SYS_close, fd);
 	return 0;
 }
 
-#define PROBE_UNKNOWN 1 /* no valid result is positive */
-static atomic_int probe_result = PROBE_UNKNOWN;
+int sm_memfd_secret(void)
+{
+	int rc = os_injected(OS_OP_MEMFD);
+
+	if (rc)
+		return rc; /* a simulated failure: the probe stays as it is */
+	rc = memfd_guarded();
+	if (rc == -ENOSYS || rc == -EPERM) {
+		/* the sandbox changed (or the kernel refuses now): tell the
+		 * probe, so that secretmem_supported() and the default backend
+		 * stop saying "secret" */
+		atomic_store(&probe_sig, seccomp_signature());
+		atomic_store_explicit(&probe_result, rc, memory_order_release);
+	}
+	return rc;
+}
+
+int sm_probe_cached(void)
+{
+	int rc = atomic_load_explicit(&probe_result, memory_order_acquire);
+
+	return rc == PROBE_UNKNOWN ? secretmem_supported() : rc;
+}
 
 SM_API int secretmem_supported(void)
 {
 	int rc = atomic_load_explicit(&probe_result, memory_order_acquire);
 
-	if (SM_UNLIKELY(rc == PROBE_UNKNOWN)) {
-		/* two racing first calls both probe; the answers agree */
-		rc = probe();
-		if (rc != 0 && rc != -ENOSYS && rc != -EPERM && rc != -EACCES)
-			return rc; /* transient (EMFILE...): do not cache */
-		if (rc == -EACCES)
-			rc = -EPERM;
-		atomic_store_explicit(&probe_result, rc, memory_order_release);
-	}
+	/* a refusal is final: filters are only ever added, never removed */
+	if (rc != PROBE_UNKNOWN && rc != 0)
+		return rc;
+	long sig = seccomp_signature();
+	if (rc == 0 && (sig < 0 || sig == atomic_load(&probe_sig)))
+		return 0; /* nothing changed since the probe */
+	/* two racing calls both probe; the answers agree */
+	rc = probe();
+	if (rc != 0 && rc != -ENOSYS && rc != -EPERM)
+		return rc; /* transient (EMFILE...): do not cache */
+	atomic_store(&probe_sig, sig);
+	atomic_store_explicit(&probe_result, rc, memory_order_release);
 	return rc;
 }

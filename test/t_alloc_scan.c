@@ -62,6 +62,7 @@ static int hash_find(const unsigned char *p)
 static void child(int to_parent, int from_parent)
 {
 	static unsigned char *sec[N];
+	unsigned char *copy = NULL;
 
 	for (int i = 0; i < N; i++) {
 		/* half start in another class and are moved by realloc */
@@ -73,12 +74,18 @@ static void child(int to_parent, int from_parent)
 			_exit(3);
 		if (i % 2 == 0 && !(sec[i] = secretmem_realloc(sec[i], LEN)))
 			_exit(4);
+		/* the scanner's control: one secret also in ordinary memory,
+		 * made before the parent has every secret and starts to scan
+		 * (the library calls no malloc: this may create the heap) */
+		if (i == CANARY) {
+			copy = malloc(LEN);
+			if (!copy)
+				_exit(7);
+			memcpy(copy, sec[CANARY], LEN);
+		}
 		if (write(to_parent, sec[i], LEN) != LEN)
 			_exit(5);
 	}
-	/* the scanner's control: one secret also in ordinary memory */
-	unsigned char *copy = malloc(LEN);
-	memcpy(copy, sec[CANARY], LEN);
 	char c;
 	if (read(from_parent, &c, 1) != 1) /* wait until scanned */
 		_exit(6);
