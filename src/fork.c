@@ -288,6 +288,9 @@ static void fork_child(void)
 		size_t keep = keep_of(r);
 		if (os_remap_fixed(copy_map + off, r->size, r->data) == 0 &&
 		    os_advise(r->data, r->size, MADV_DONTFORK) == 0) {
+			/* the pages past the copy are not faulted in any more:
+			 * accessible to the fault-in's read(), as new pages are */
+			SM_SHOW(r->data + keep, r->faulted - keep);
 			r->faulted = keep;
 		} else {
 			/* the range is ours: make it inaccessible again */

@@ -47,7 +47,7 @@ static void early_child(void)
 	sa.sa_handler = on_fault;
 	sigaction(SIGSEGV, &sa, &old_segv);
 	sigaction(SIGBUS, &sa, &old_bus);
-	for (int i = 0; i < NT; i++) {
+	for (volatile int i = 0; i < NT; i++) {
 		if (sigsetjmp(jb, 1) == 0) {
 			volatile unsigned char *p = target[i];
 			for (size_t k = 0; k < tlen[i]; k++)

@@ -43,7 +43,7 @@ static int raw_child(void)
 	sa.sa_handler = on_fault;
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
-	for (int i = 0; i < NT; i++) {
+	for (volatile int i = 0; i < NT; i++) {
 		volatile unsigned char *p = target[i];
 		if (sigsetjmp(jb, 1) == 0) {
 			unsigned char v = 0;
