@@ -8,12 +8,14 @@
  *    there); the parent's regions keep their modes (the parent's copy made
  *    for the child never changes them).
  *  - Only what holds data: an allocator chunk of which only the first pages
- *    hold live blocks costs the child only those pages (the resident size
- *    of the child's chunk mapping is at most a quarter of the parent's).
+ *    hold live blocks costs the child only those pages (the memory behind
+ *    the child's chunk mapping, by mincore(2), is at most a quarter of the
+ *    parent's).
  */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "secretmem.h"
@@ -24,27 +26,24 @@
 static struct secretmem_region *reg[3];
 static unsigned char *small;
 
-/* Rss in KiB of the mapping that contains addr (/proc/self/smaps), or -1. */
+/* KiB of memory behind the mapping that contains addr: mincore(2) of a
+ * shared file mapping counts the file's pages in memory, whether or not
+ * this process touched them (unlike Rss); -1 on error. */
 static long rss_kib(const void *addr)
 {
-	FILE *f = fopen("/proc/self/smaps", "re");
 	char line[512];
-	int in = 0;
-	long rss = -1;
+	unsigned long lo, hi;
+	static unsigned char vec[1 << 16];
 
-	if (!f)
+	if (tl_maps_line(addr, line, sizeof(line)) || sscanf(line, "%lx-%lx", &lo, &hi) != 2)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = (uintptr_t)addr >= lo && (uintptr_t)addr < hi;
-			continue;
-		}
-		if (in && sscanf(line, "Rss: %ld kB", &rss) == 1)
-			break;
-	}
-	fclose(f);
-	return rss;
+	size_t pages = (hi - lo) / 4096;
+	if (pages > sizeof(vec) || mincore((void *)lo, hi - lo, vec))
+		return -1;
+	long n = 0;
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	return n * 4;
 }
 
 static int perms(const void *addr, char *p4)
