@@ -184,13 +184,14 @@ static int prepare_copy(void)
 
 static void fork_prepare(void)
 {
-	int saved = errno;
+	int saved = errno, cancel = sm_cancel_off();
 
-	fork_cancel = sm_cancel_off();
-	fork_policy = (int)sm_option(SECRETMEM_OPT_FORK);
 	sm_alloc_fork_lock();
 	sm_slab_fork_prepare();
 	region_fork_lock();
+	/* the fork's state is written only with every lock held */
+	fork_cancel = cancel;
+	fork_policy = (int)sm_option(SECRETMEM_OPT_FORK);
 	copy_map = NULL;
 	copy_len = 0;
 	copy_error = 0;
