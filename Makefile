@@ -239,3 +239,9 @@ uninstall:
 
 clean:
 	rm -rf build
+
+# ---- fork benchmark (issue 10): how long fork() blocks under copy ----------
+$(BUILD)/bench/fork_bench: bench/fork/fork_bench.c $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -pthread -D_GNU_SOURCE \
+		-o $@ $< $(STLIB) -pthread

@@ -355,7 +355,8 @@ enum secretmem_option {
 
 enum secretmem_fork_policy {
 	SECRETMEM_FORK_COPY = 0,  /* default: child gets private copies          */
-	SECRETMEM_FORK_SHARE = 1, /* child shares the pages (and the slots!)     */
+	SECRETMEM_FORK_SHARE = 1, /* child shares the pages (and the slots!);
+	                             fallback memory stays private            */
 	SECRETMEM_FORK_DROP = 2,  /* child has no secret mappings, empty heap    */
 };
 

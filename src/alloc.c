@@ -2,7 +2,7 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * alloc.c - the public allocator API: thread caches on top of the arenas of
- * slab.c, statistics, options, trim, and the library's fork handling.
+ * slab.c, statistics, options and trim (fork handling: fork.c).
  *
  * Fast path (no lock, no atomic read-modify-write): malloc pops a slot from
  * the calling thread's cache, checks it is still all zero and marks it live;
@@ -67,100 +67,37 @@ static void owner_add(long *field, long v)
 	__atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
-/* ---- fork ------------------------------------------------------------- */
+/* ---- fork (the policies live in fork.c) -------------------------------- */
 
-/*
- * With the copy policy the child copies the secret pages in its fork handler,
- * while they are still shared with the parent.  The parent's fork handler
- * waits on this pipe until the child has its copy, so nothing the parent
- * writes after fork() returns reaches the child.  (The parent's other
- * threads are not stopped; what they write during the copy is a race of the
- * program's own, and the child re-zeroes every slot it does not hold.)
- */
-static int fork_pipe[2] = { -1, -1 };
-
-static void fork_prepare(void)
+void sm_alloc_fork_lock(void)
 {
-	int saved = errno;
-
 	pthread_mutex_lock(&tc_lock);
-	sm_slab_fork_prepare();
-	region_fork_prepare();
-	if (sm_option(SECRETMEM_OPT_FORK) != SECRETMEM_FORK_COPY || pipe2(fork_pipe, O_CLOEXEC) != 0)
-		fork_pipe[0] = fork_pipe[1] = -1;
-	errno = saved;
 }
 
-static void fork_parent(void)
+void sm_alloc_fork_unlock(void)
 {
-	int saved = errno;
-
-	if (fork_pipe[0] >= 0) {
-		char c;
-		close(fork_pipe[1]);
-		/* one byte when the child has copied; EOF if it died (or if
-		 * fork failed: then no one else holds the write end) */
-		while (read(fork_pipe[0], &c, 1) < 0 && errno == EINTR)
-			;
-		close(fork_pipe[0]);
-	}
-	region_fork_parent();
-	sm_slab_fork_parent();
 	pthread_mutex_unlock(&tc_lock);
-	errno = saved;
 }
 
-static void fork_child(void)
+/* In the child, tc_lock held: an empty heap.  This thread's cache points
+ * into dropped pages, and the other threads' caches died with their threads. */
+void sm_alloc_fork_child_empty(void)
 {
-	int policy = (int)sm_option(SECRETMEM_OPT_FORK), saved = errno;
+	struct tcache *tc = tls_tc;
 
-	/* a region whose copy failed was dropped: the heap cannot trust its
-	 * chunks any more, so it starts empty as with the drop policy */
-	if (region_fork_child(policy) > 0 && policy == SECRETMEM_FORK_COPY)
-		policy = SECRETMEM_FORK_DROP;
-	if (policy != SECRETMEM_FORK_SHARE)
-		sm_slab_fork_child(policy == SECRETMEM_FORK_DROP);
-	else
-		sm_slab_fork_parent(); /* just unlock */
-	if (fork_pipe[1] >= 0) {
-		close(fork_pipe[0]);
-		ssize_t w = write(fork_pipe[1], "c", 1);
-		(void)w;
-		close(fork_pipe[1]);
+	tc_list.next = tc_list.prev = &tc_list;
+	if (tc) {
+		for (unsigned c = 0; c < SM_NCLASS; c++)
+			tc->bins[c].count = 0;
+		tc->live = tc->bytes = 0;
+		tc->next = tc_list.next;
+		tc->prev = &tc_list;
+		tc_list.next->prev = tc;
+		tc_list.next = tc;
 	}
-	if (policy == SECRETMEM_FORK_DROP) {
-		/* an empty heap: this thread's cache points into dropped pages,
-		 * and the other threads' caches died with their threads */
-		struct tcache *tc = tls_tc;
-		tc_list.next = tc_list.prev = &tc_list;
-		if (tc) {
-			for (unsigned c = 0; c < SM_NCLASS; c++)
-				tc->bins[c].count = 0;
-			tc->live = tc->bytes = 0;
-			tc->next = tc_list.next;
-			tc->prev = &tc_list;
-			tc_list.next->prev = tc;
-			tc_list.next = tc;
-		}
-		atomic_store(&retired_live, 0);
-		atomic_store(&retired_bytes, 0);
-		atomic_store(&idle_live, 0);
-	}
-	pthread_mutex_unlock(&tc_lock);
-	errno = saved;
-}
-
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-
-static void install_fork_handlers(void)
-{
-	sm_option(SECRETMEM_OPT_FORK); /* read the environment outside fork */
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
-void sm_fork_handlers_install(void)
-{
-	pthread_once(&fork_once, install_fork_handlers);
+	atomic_store(&retired_live, 0);
+	atomic_store(&retired_bytes, 0);
+	atomic_store(&idle_live, 0);
 }
 
 /* ---- thread caches ------------------------------------------------------- */

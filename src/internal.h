@@ -6,9 +6,10 @@
  * Layers, each calling only the ones above it in this list:
  *   syscall.c  memfd_secret(2) wrapper and support probe
  *   os.c       the only code that calls mmap/mprotect/madvise/ftruncate/mlock
- *   region.c   secret regions: guard pages, backends, fork handling of pages
+ *   region.c   secret regions: guard pages, backends
  *   slab.c     size classes, chunks, slabs, arenas
- *   alloc.c    the public API (allocator, regions, stats, fork orchestration)
+ *   alloc.c    the public API (allocator, regions, stats)
+ *   fork.c     the fork policies and the cancellation rule, in one place
  * and two helpers usable from all: options.c, fatal.c.
  *
  * Internal functions return 0 / -errno (pointers through out-parameters) and
@@ -114,6 +115,11 @@ int os_map_none_fixed(void *addr, size_t len);
 int os_map_anon(size_t len, void **out);
 /* Move the mapping at from over to (same length), replacing what is there. */
 int os_remap_fixed(void *from, size_t len, void *to);
+/* PROT_NONE reservation at exactly [addr, addr+len) unless something is
+ * mapped there (-EEXIST); never replaces a mapping. */
+int os_map_none_noreplace(void *addr, size_t len);
+/* A second mapping of the shared pages at [addr, addr+len), anywhere. */
+int os_map_dup(void *addr, size_t len, void **out);
 int os_unmap(void *addr, size_t len);
 int os_protect(void *addr, size_t len, int prot);
 int os_advise(void *addr, size_t len, int advice);
@@ -156,13 +162,13 @@ int region_destroy(struct region *r);
 /* Backend new regions get now (after the probe and the REQUIRE option). */
 int region_default_backend(void);
 /*
- * Fork handling of every registered region; policy is enum
- * secretmem_fork_policy.  region_fork_child returns the number of regions
- * it had to drop because their copy failed (copy policy).
+ * For fork.c: hold the list of regions across a fork, and walk it (NULL
+ * gives the first region; NULL at the end).  The pages of the secret
+ * backend are MADV_DONTFORK from their creation on (see fork.c).
  */
-void region_fork_prepare(void);
-void region_fork_parent(void);
-int region_fork_child(int policy);
+void region_fork_lock(void);
+void region_fork_unlock(void);
+struct region *region_fork_next(struct region *r);
 /* Number of registered regions and their mapped bytes. */
 void region_totals(size_t *count, size_t *bytes);
 /* Mapped bytes of the registered regions by backend. */
@@ -187,7 +193,22 @@ void sm_api_region_totals(size_t *count, size_t *bytes);
 
 /* ---- alloc.c ---------------------------------------------------------- */
 
+/* For fork.c: the thread-cache lock, and the reset of the caches and
+ * counters when the child's heap starts empty. */
+void sm_alloc_fork_lock(void);
+void sm_alloc_fork_unlock(void);
+void sm_alloc_fork_child_empty(void);
+
+/* ---- fork.c ----------------------------------------------------------- */
+
 /* Register the library's fork handlers once (idempotent, thread-safe). */
 void sm_fork_handlers_install(void);
+/*
+ * No cancellation point may act while a library lock is held: code that
+ * takes locks and may reach one (open, read, close, write, waitpid) runs
+ * between sm_cancel_off() and sm_cancel_restore(old).
+ */
+int sm_cancel_off(void);
+void sm_cancel_restore(int old);
 
 #endif /* SECRETMEM_INTERNAL_H */

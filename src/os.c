@@ -169,6 +169,44 @@ int os_map_none_fixed(void *addr, size_t len)
 	return rc;
 }
 
+/*
+ * PROT_NONE reservation exactly at [addr, addr+len) if nothing is mapped
+ * there: -EEXIST when any of it is taken (never replaces a mapping).  Not
+ * subject to injection, like os_map_none_fixed.
+ */
+int os_map_none_noreplace(void *addr, size_t len)
+{
+	int saved = errno, rc = 0;
+	void *p = mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (p == MAP_FAILED) {
+		rc = neg_errno();
+	} else if (p != addr) { /* a kernel older than 4.17 took it as a hint */
+		munmap(p, len);
+		rc = -EEXIST;
+	}
+	errno = saved;
+	return rc;
+}
+
+/* A second mapping of the same shared pages as [addr, addr+len), anywhere
+ * (mremap with old size 0), with the same protection. */
+int os_map_dup(void *addr, size_t len, void **out)
+{
+	int saved = errno, rc = os_injected(OS_OP_MMAP);
+
+	if (rc)
+		return rc;
+	void *p = mremap(addr, 0, len, MREMAP_MAYMOVE);
+	if (p == MAP_FAILED) {
+		rc = neg_errno();
+		errno = saved;
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
 int os_map_shared(size_t len, int fd, void **out)
 {
 	return map(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, out);

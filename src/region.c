@@ -17,7 +17,7 @@
  * here and never a SIGBUS later.
  *
  * Every live region is on one list so that a fork can apply the policy to
- * its pages (see region_fork_child).
+ * its pages (see fork.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -191,6 +191,9 @@ static int map_secret(struct region *r)
 	int rc = os_truncate(fd, r->size);
 	if (!rc)
 		rc = os_map_shared_fixed(r->data, r->size, fd);
+	/* never in a child unless fork.c puts it there (see fork.c) */
+	if (!rc)
+		rc = os_advise(r->data, r->size, MADV_DONTFORK);
 	syscall(SYS_close, fd); /* the mapping keeps the file alive; raw: close(2)
 				 * is a cancellation point */
 	/* the file exists, so secret memory is available: whatever refused
@@ -340,104 +343,20 @@ int region_destroy(struct region *r)
 	return rc ? rc : urc;
 }
 
-/* ---- fork ------------------------------------------------------------- */
+/* ---- fork (the policies live in fork.c) -------------------------------- */
 
-void region_fork_prepare(void)
+void region_fork_lock(void)
 {
 	pthread_mutex_lock(&list_lock);
 }
 
-void region_fork_parent(void)
+void region_fork_unlock(void)
 {
 	pthread_mutex_unlock(&list_lock);
 }
 
-/*
- * Copy whole pages word by word.  Not memcpy: under AddressSanitizer the
- * allocator keeps its free slots poisoned, and the copy must read them too
- * (the interceptor would report them); volatile keeps the compiler from
- * turning the loop back into a memcpy call.
- */
-#if defined(__clang__) || defined(__GNUC__)
-__attribute__((no_sanitize_address))
-#endif
-static void copy_pages(void *dst, const void *src, size_t len)
+struct region *region_fork_next(struct region *r)
 {
-	volatile uint64_t *d = dst;
-	const volatile uint64_t *s = src;
-
-	for (size_t i = 0; i < len / sizeof(uint64_t); i++)
-		d[i] = s[i];
-}
-
-/*
- * Give the child private copies of a secret region's faulted pages at the
- * same address: a new secret file, filled, then moved over the shared map.
- */
-static int copy_secret(struct region *r)
-{
-	int fd = sm_memfd_secret();
-	void *tmp;
-
-	if (fd < 0)
-		return fd;
-	int rc = os_truncate(fd, r->size);
-	if (!rc)
-		rc = os_map_shared(r->size, fd, &tmp);
-	close(fd);
-	if (rc)
-		return rc;
-	rc = os_fault_in_secret(tmp, r->faulted);
-	if (!rc) {
-		if (r->access == SECRETMEM_NOACCESS)
-			rc = os_protect(r->data, r->faulted, PROT_READ);
-		if (!rc)
-			copy_pages(tmp, r->data, r->faulted);
-	}
-	if (!rc && r->access != SECRETMEM_READWRITE)
-		rc = os_protect(tmp, r->size, r->access == SECRETMEM_READONLY ? PROT_READ : PROT_NONE);
-	if (!rc)
-		rc = os_remap_fixed(tmp, r->size, r->data);
-	if (rc)
-		os_unmap(tmp, r->size);
-	return rc;
-}
-
-static void drop(struct region *r)
-{
-	/* keep the addresses reserved: a stale pointer faults, it never
-	 * reaches memory that something else was given */
-	os_map_none_fixed(r->data, r->size);
-	r->dropped = 1;
-	r->faulted = 0;
-}
-
-int region_fork_child(int policy)
-{
-	int failed = 0;
-
-	/* single-threaded here; the lock was taken in prepare */
-	for (struct region *r = list_head.next; r != &list_head; r = r->next) {
-		if (r->dropped || policy == SECRETMEM_FORK_SHARE)
-			continue;
-		if (policy == SECRETMEM_FORK_DROP) {
-			drop(r);
-			continue;
-		}
-		if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
-			/* private memory is already copy-on-write; only the lock
-			 * is not inherited */
-			if (r->faulted && os_lock(r->data, r->faulted))
-				sm_warn("fork: could not lock the child's copy of a fallback region", NULL, NULL);
-			continue;
-		}
-		if (copy_secret(r)) {
-			/* never leave the child writing into the parent's secrets */
-			sm_warn("fork: could not copy secret memory into the child; its secrets are dropped", NULL, NULL);
-			drop(r);
-			failed++;
-		}
-	}
-	pthread_mutex_unlock(&list_lock);
-	return failed;
+	r = r ? r->next : list_head.next;
+	return r == &list_head ? NULL : r;
 }

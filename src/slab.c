@@ -458,7 +458,7 @@ static int take_pages(size_t n, struct chunk **outc, size_t *first, int secret_o
 	return 0;
 }
 
-int sm_reserve(size_t bytes)
+static int reserve(size_t bytes)
 {
 	size_t pages = (bytes + page_size - 1) >> page_shift, maxp = chunk_max_pages();
 	int rc = 0;
@@ -473,6 +473,14 @@ int sm_reserve(size_t bytes)
 		pages -= n < pages ? n : pages;
 	}
 	pthread_mutex_unlock(&pages_lock);
+	return rc;
+}
+
+int sm_reserve(size_t bytes)
+{
+	int old = sm_cancel_off(), rc = reserve(bytes);
+
+	sm_cancel_restore(old);
 	return rc;
 }
 
@@ -586,7 +594,7 @@ int sm_slab_fallback(const struct slab *s)
 	return s->chunk->reg.backend != SECRETMEM_BACKEND_SECRET;
 }
 
-int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want, int secret_only)
+static int arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want, int secret_only)
 {
 	unsigned got = 0;
 
@@ -626,6 +634,16 @@ int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned w
 	if (got < want)
 		memmove(out, out + (want - got), got * sizeof(*out));
 	return (int)got;
+}
+
+/* Locks held, and a new chunk's creation and fault-in may reach a
+ * cancellation point (fork.c): cancellation is off inside. */
+int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want, int secret_only)
+{
+	int old = sm_cancel_off(), rc = arena_take(a, cls, out, want, secret_only);
+
+	sm_cancel_restore(old);
+	return rc;
 }
 
 /* Under a->lock. */
@@ -715,7 +733,7 @@ static pthread_mutex_t large_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct large *large_cache;
 static size_t large_cached_n, large_cached_bytes;
 
-int sm_large_alloc(size_t size, void **out, size_t *usable)
+static int large_alloc(size_t size, void **out, size_t *usable)
 {
 	if (size > SIZE_MAX / 2)
 		return -ENOMEM;
@@ -769,6 +787,16 @@ int sm_large_alloc(size_t size, void **out, size_t *usable)
 	*out = l->ptr;
 	*usable = use;
 	return 0;
+}
+
+/* Cancellation off: a cancelled creation would leave its secret mapping
+ * behind, unreachable. */
+int sm_large_alloc(size_t size, void **out, size_t *usable)
+{
+	int old = sm_cancel_off(), rc = large_alloc(size, out, usable);
+
+	sm_cancel_restore(old);
+	return rc;
 }
 
 void sm_large_free(struct large *l)
@@ -846,7 +874,7 @@ size_t sm_release_unused(void)
 	return freed;
 }
 
-/* ---- fork ---------------------------------------------------------------- */
+/* ---- fork (the policies live in fork.c) ---------------------------------- */
 
 void sm_slab_fork_prepare(void)
 {
@@ -866,6 +894,23 @@ void sm_slab_fork_parent(void)
 	pthread_mutex_unlock(&large_lock);
 	for (unsigned i = NARENAS; i-- > 0;)
 		pthread_mutex_unlock(&arenas[i].lock);
+}
+
+size_t sm_slab_fork_keep(const struct region *r)
+{
+	struct owner *o = radix_get(r->base);
+
+	if (o && o->kind == OWNER_CHUNK && &((struct chunk *)o)->reg == r) {
+		const struct chunk *c = (const struct chunk *)o;
+		size_t last = 0; /* one past the highest page in a slab */
+		for (size_t w = 0; w < SM_CHUNK_MAX_PAGES / 64; w++)
+			if (c->pagemap[w])
+				last = w * 64 + 64 - (size_t)__builtin_clzll(c->pagemap[w]);
+		return last << page_shift;
+	}
+	if (o && o->kind == OWNER_LARGE && &((struct large *)o)->reg == r)
+		return __atomic_load_n(&((const struct large *)o)->state, __ATOMIC_ACQUIRE) == SLOT_LIVE ? SIZE_MAX : 0;
+	return SIZE_MAX;
 }
 
 /* Zero every slot of the copied chunks that this process does not hold. */
@@ -922,8 +967,15 @@ static void forget_live_blocks(void)
 
 void sm_slab_fork_child(int drop)
 {
-	if (!drop)
+	struct large *cached = NULL;
+
+	if (!drop) {
 		scrub_free_slots();
+		/* their pages were not copied (fork.c): give them back */
+		cached = large_cache;
+		large_cache = NULL;
+		large_cached_n = large_cached_bytes = 0;
+	}
 	if (drop) {
 		forget_live_blocks();
 		/* the pages are gone (region layer); forget what was on them.
@@ -943,6 +995,12 @@ void sm_slab_fork_child(int drop)
 	}
 	/* the mutexes were taken by the forking thread, the only one here */
 	sm_slab_fork_parent();
+	while (cached) {
+		struct large *next = cached->next;
+		end_region(&cached->reg);
+		meta_release(cached, sizeof(*cached));
+		cached = next;
+	}
 }
 
 int sm_slab_init(void)

@@ -115,12 +115,21 @@ int sm_reserve(size_t bytes);
 size_t sm_release_unused(void);
 void sm_counters_get(struct sm_counters *c);
 
+/* For fork.c: take / release every lock of this layer. */
 void sm_slab_fork_prepare(void);
 void sm_slab_fork_parent(void);
 /*
+ * Locks held: how many bytes from r->data a fork copy must keep.  A chunk:
+ * up to its highest page in a slab; a live large block: SIZE_MAX (all that
+ * is faulted in); a cached (free) large block: 0; a region that is not the
+ * allocator's: SIZE_MAX.
+ */
+size_t sm_slab_fork_keep(const struct region *r);
+/*
  * In the child.  drop: forget every chunk and block (their pages are gone).
  * Otherwise (copy): zero every slot that is not live, since the parent's
- * other threads may have written to them while the pages were copied.
+ * other threads may have freed blocks between the copy and the fork, and
+ * give back the cached large blocks (not copied).
  */
 void sm_slab_fork_child(int drop);
 

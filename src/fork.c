@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * fork.c - what a child gets of the parent's secret memory, in one place;
+ * and the rule that no thread cancellation acts while a library lock is held.
+ *
+ * The rules:
+ *
+ * 1. Pages of the secret backend are MADV_DONTFORK from the moment they are
+ *    mapped (region.c).  A child made by any path - fork(), glibc's _Fork(),
+ *    a raw clone() without CLONE_VM - has nothing mapped there: touching the
+ *    parent's secrets faults.  No code in a child can write the parent's
+ *    pages, whether or not our handlers run and whatever order other
+ *    pthread_atfork handlers were registered in.
+ *
+ * 2. copy (default): the prepare handler, in the parent with every library
+ *    lock held, makes one new secret memory file, maps it (an ordinary
+ *    mapping, inherited by the child), faults in and copies what each secret
+ *    region holds (for allocator chunks only up to the highest page in use,
+ *    for free cached large blocks nothing) and closes the file.  The child's
+ *    handler moves each copy onto its region's address; the parent's handler
+ *    unmaps the file.  No pipe, no descriptor across fork(), no waiting:
+ *    fork() returns when the copy exists, and nothing the parent writes
+ *    after it reaches the child.  If the copy cannot be made (no descriptor
+ *    left, memory-lock limit, no memory) the child gets no secret memory at
+ *    all (as under drop) and says so on stderr.
+ *
+ * 3. share: the prepare handler clears MADV_DONTFORK of every secret
+ *    mapping (MADV_DOFORK), both handlers set it again after fork(): only a
+ *    fork() with our handlers shares.
+ *
+ * 4. drop: the child maps inaccessible memory at every region's address.
+ *
+ * 5. Fallback-backend pages are private anonymous memory: copy-on-write in
+ *    every child.  copy re-locks them in the child (mlock is not inherited),
+ *    drop maps inaccessible memory over them, share leaves them private.
+ *
+ * 6. Cancellation is off from the prepare handler until the parent's or the
+ *    child's handler (it covers the other libraries' handlers that run in
+ *    between, while our locks are held), and in the allocator's paths that
+ *    take locks and may create or fault in memory (slab.c).
+ *
+ * The memfd_secret call goes through sm_memfd_secret(), the one function
+ * regions and chunks create secret memory with.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "annotate.h"
+#include "slab.h"
+
+/* ---- cancellation ---------------------------------------------------------- */
+
+int sm_cancel_off(void)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+void sm_cancel_restore(int old)
+{
+	int ignored;
+
+	pthread_setcancelstate(old, &ignored);
+}
+
+/* ---- state of one fork (prepare -> parent / child; under every lock) ------- */
+
+static int fork_policy;       /* enum secretmem_fork_policy, read once in prepare */
+static int fork_cancel;       /* cancellation state before prepare */
+static unsigned char *copy_map; /* copy: the parent's mapping of the new file */
+static size_t copy_len;
+static int copy_error;        /* copy: -errno why it could not be made, or 0 */
+
+static int is_secret(const struct region *r)
+{
+	return !r->dropped && r->backend == SECRETMEM_BACKEND_SECRET;
+}
+
+/*
+ * Bytes from r->data that the child's copy holds.  The child computes it
+ * again from its copy of the metadata: with every lock held only a live
+ * large block can change (to free, never back), so the child's figure is at
+ * most the parent's.
+ */
+static size_t keep_of(const struct region *r)
+{
+	size_t k = sm_slab_fork_keep(r);
+
+	return k < r->faulted ? k : r->faulted;
+}
+
+/*
+ * Copy whole pages word by word.  Not memcpy: under AddressSanitizer the
+ * allocator keeps its free slots poisoned, and the copy must read them too;
+ * volatile keeps the compiler from turning the loop into a memcpy call (or
+ * vector code).  Other threads of the parent may write their own blocks
+ * meanwhile: the child sees them as at some moment before fork(), as any
+ * fork of a running program does (ThreadSanitizer would call it a race).
+ */
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address, no_sanitize_thread))
+#endif
+static void copy_pages(void *dst, const void *src, size_t len)
+{
+	volatile uint64_t *d = dst;
+	const volatile uint64_t *s = src;
+
+	for (size_t i = 0; i < len / sizeof(uint64_t); i++)
+		d[i] = s[i];
+}
+
+/* Fill dst (a slice of the new file, r->size bytes) with r's pages. */
+static int copy_region(struct region *r, unsigned char *dst)
+{
+	size_t keep = keep_of(r);
+	int rc = 0;
+
+	if (keep) {
+		rc = os_fault_in_secret(dst, keep);
+		if (rc)
+			return rc;
+		const unsigned char *src = r->data;
+		void *dup = NULL;
+		if (r->access == SECRETMEM_NOACCESS) {
+			/* read a second mapping of the pages: the region's own
+			 * protection is the program's, and another thread may
+			 * change it right now */
+			rc = os_map_dup(r->data, r->size, &dup);
+			if (!rc)
+				rc = os_protect(dup, keep, PROT_READ);
+			if (rc) {
+				if (dup)
+					os_unmap(dup, r->size);
+				return rc;
+			}
+			src = dup;
+		}
+		copy_pages(dst, src, keep);
+		if (dup)
+			os_unmap(dup, r->size);
+	}
+	if (r->access != SECRETMEM_READWRITE)
+		rc = os_protect(dst, r->size, r->access == SECRETMEM_READONLY ? PROT_READ : PROT_NONE);
+	return rc;
+}
+
+/* copy, in prepare: one new file holding every secret region's copy. */
+static int prepare_copy(void)
+{
+	size_t total = 0, off = 0;
+	struct region *r;
+	void *map;
+
+	for (r = region_fork_next(NULL); r; r = region_fork_next(r))
+		if (is_secret(r))
+			total += r->size;
+	if (!total)
+		return 0;
+	int fd = sm_memfd_secret();
+	if (fd < 0)
+		return fd;
+	int rc = os_truncate(fd, total);
+	if (!rc)
+		rc = os_map_shared(total, fd, &map);
+	syscall(SYS_close, fd); /* the mapping keeps the file; no descriptor crosses
+				 * fork(); raw: close(2) is a cancellation point */
+	if (rc)
+		return rc;
+	copy_map = map;
+	copy_len = total;
+	for (r = region_fork_next(NULL); r && !rc; r = region_fork_next(r)) {
+		if (!is_secret(r))
+			continue;
+		rc = copy_region(r, copy_map + off);
+		off += r->size;
+	}
+	return rc;
+}
+
+static void fork_prepare(void)
+{
+	int saved = errno, cancel = sm_cancel_off();
+
+	sm_alloc_fork_lock();
+	sm_slab_fork_prepare();
+	region_fork_lock();
+	/* the fork's state is written only with every lock held */
+	fork_cancel = cancel;
+	fork_policy = (int)sm_option(SECRETMEM_OPT_FORK);
+	copy_map = NULL;
+	copy_len = 0;
+	copy_error = 0;
+	if (fork_policy == SECRETMEM_FORK_COPY) {
+		copy_error = prepare_copy();
+		if (copy_error && copy_map) {
+			os_unmap(copy_map, copy_len);
+			copy_map = NULL;
+		}
+	} else if (fork_policy == SECRETMEM_FORK_SHARE) {
+		for (struct region *r = region_fork_next(NULL); r; r = region_fork_next(r))
+			if (is_secret(r))
+				os_advise(r->data, r->size, MADV_DOFORK);
+	}
+	errno = saved;
+}
+
+static void fork_parent(void)
+{
+	int saved = errno;
+
+	if (copy_map)
+		os_unmap(copy_map, copy_len);
+	copy_map = NULL;
+	if (fork_policy == SECRETMEM_FORK_SHARE)
+		for (struct region *r = region_fork_next(NULL); r; r = region_fork_next(r))
+			if (is_secret(r))
+				os_advise(r->data, r->size, MADV_DONTFORK);
+	region_fork_unlock();
+	sm_slab_fork_parent();
+	sm_alloc_fork_unlock();
+	sm_cancel_restore(fork_cancel);
+	errno = saved;
+}
+
+/*
+ * In the child, the range of a secret region is empty (MADV_DONTFORK).
+ * Reserve it, never replacing a mapping: something else there means code
+ * that ran in the child before this handler (another pthread_atfork child
+ * handler) mapped memory at the address of a secret, where the program's
+ * pointers lead.  Neither a copy nor an inaccessible range can be put
+ * there without destroying that mapping.
+ */
+static void reserve_in_child(struct region *r)
+{
+	int rc = os_map_none_noreplace(r->data, r->size);
+
+	if (rc == -EEXIST)
+		sm_fatal("fork: the child mapped memory at the address of a secret before the library's fork handler ran");
+	if (rc)
+		sm_fatal("fork: cannot reserve the address of a secret in the child");
+}
+
+static void drop_region(struct region *r)
+{
+	if (r->backend == SECRETMEM_BACKEND_SECRET)
+		reserve_in_child(r);
+	else /* keep the addresses reserved: a stale pointer faults */
+		os_map_none_fixed(r->data, r->size);
+	r->dropped = 1;
+	r->faulted = 0;
+}
+
+static void fork_child(void)
+{
+	int saved = errno, policy = fork_policy, failed = 0;
+	size_t off = 0;
+
+	if (policy == SECRETMEM_FORK_COPY && copy_error) {
+		const char *why = copy_error == -EMFILE || copy_error == -ENFILE ? "no free file descriptor"
+				  : copy_error == -ENOSYS || copy_error == -EPERM ? "secret memory refused"
+				  : "memory-lock limit or out of memory";
+		sm_warn("fork: could not copy secret memory into the child (", why, "); its secrets are dropped");
+		policy = SECRETMEM_FORK_DROP;
+	}
+	for (struct region *r = region_fork_next(NULL); r; r = region_fork_next(r)) {
+		if (r->dropped)
+			continue;
+		if (policy == SECRETMEM_FORK_DROP) {
+			drop_region(r);
+			continue;
+		}
+		if (r->backend != SECRETMEM_BACKEND_SECRET) {
+			/* private memory is already copy-on-write; only the lock
+			 * is not inherited */
+			if (policy == SECRETMEM_FORK_COPY && r->faulted && os_lock(r->data, r->faulted))
+				sm_warn("fork: could not lock the child's copy of a fallback region", NULL, NULL);
+			continue;
+		}
+		if (policy == SECRETMEM_FORK_SHARE) {
+			os_advise(r->data, r->size, MADV_DONTFORK);
+			continue;
+		}
+		reserve_in_child(r);
+		size_t keep = keep_of(r);
+		if (os_remap_fixed(copy_map + off, r->size, r->data) == 0 &&
+		    os_advise(r->data, r->size, MADV_DONTFORK) == 0) {
+			/* the pages past the copy are not faulted in any more:
+			 * accessible to the fault-in's read(), as new pages are */
+			SM_SHOW(r->data + keep, r->faulted - keep);
+			r->faulted = keep;
+		} else {
+			/* the range is ours: make it inaccessible again */
+			sm_warn("fork: could not move a copy of secret memory into place; the child's secrets are dropped", NULL, NULL);
+			os_map_none_fixed(r->data, r->size);
+			r->dropped = 1;
+			r->faulted = 0;
+			failed++;
+		}
+		off += r->size;
+	}
+	if (copy_map) /* what was not moved (nothing, unless a move failed) */
+		os_unmap(copy_map, copy_len);
+	copy_map = NULL;
+	region_fork_unlock();
+	/* a region whose copy failed was dropped: the heap cannot trust its
+	 * chunks any more, so it starts empty as with the drop policy */
+	int empty = policy == SECRETMEM_FORK_DROP || failed;
+	if (policy == SECRETMEM_FORK_SHARE && !empty)
+		sm_slab_fork_parent(); /* just unlock: the pages are the parent's too */
+	else
+		sm_slab_fork_child(empty);
+	if (empty)
+		sm_alloc_fork_child_empty();
+	sm_alloc_fork_unlock();
+	sm_cancel_restore(fork_cancel);
+	errno = saved;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void install_fork_handlers(void)
+{
+	sm_option(SECRETMEM_OPT_FORK); /* read the environment outside fork */
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void sm_fork_handlers_install(void)
+{
+	pthread_once(&fork_once, install_fork_handlers);
+}
