@@ -92,7 +92,7 @@ void secretmem_free(void *ptr);
  * it can only be mapped MAP_SHARED.  Note: under a seccomp filter whose action
  * kills the process (systemd's @system-service), this call kills the caller;
  * call secretmem_supported() first, which never does.  (The library's own
- * calls never do: once a filter is seen they run in a short-lived child.)
+ * calls never do: they always run in a short-lived child.)
  */
 int secretmem_memfd(unsigned int flags) SECRETMEM_WARN_UNUSED;
 
@@ -106,8 +106,9 @@ int secretmem_memfd(unsigned int flags) SECRETMEM_WARN_UNUSED;
  * (/proc/self/status) changed, and when a creation meets a refusal.
  * Thread-safe.  Never kills the caller under a seccomp filter: the probe, and
  * every later memfd_secret call of the library, runs in a short-lived child
- * (clone with CLONE_VM|CLONE_VFORK, SIGSYS at its default action) once a
- * filter is seen; a filter that kills or traps ends the child only.
+ * (clone with CLONE_VM|CLONE_VFORK, SIGSYS at its default action), so a
+ * filter installed at any time, by any thread, that kills or traps ends the
+ * child only.
  * Seccomp strict mode (SECCOMP_SET_MODE_STRICT) is the exception: nothing
  * can be probed there (even reading /proc/self/status is fatal), and a
  * thread in strict mode is killed by the kernel (SIGKILL; the whole process

@@ -57,15 +57,13 @@ int sm_parse_size(const char *s, size_t *out);
 
 /*
  * memfd_secret(O_CLOEXEC) with the fault-injection hook (OS_OP_MEMFD), made
- * so that a seccomp filter cannot kill the caller (in a child once a filter
- * was seen).  An fd, or -ENOSYS, -EPERM (refused, or the child was killed),
+ * so that a seccomp filter cannot kill the caller (always in a short-lived
+ * child).  An fd, or -ENOSYS, -EPERM (refused, or the child was killed),
  * -EMFILE, -ENFILE, -ENOMEM.  A refusal updates the cached probe.
  */
 int sm_memfd_secret(void);
 /* The cached probe result (probes once when there is none). */
 int sm_probe_cached(void);
-/* Tests and benchmarks: make every call in the child (1) or not (0). */
-void sm_memfd_force_child(int on);
 /* Seccomp mode (0, 1, 2) and filter count from /proc/self/status, read with
  * raw system calls; -1 in a field that cannot be read.  0 or -errno. */
 int sm_seccomp_state(int *mode, long *filters);
