@@ -64,12 +64,18 @@ def check_supported():
 def stats():
     """A snapshot of the allocator (struct secretmem_stats) as a dict; the
     backend of new allocations is given by name ("secret", "fallback",
-    "none")."""
+    "none"), and so is last_failure ("none", "memlock", "nomem", "nosys",
+    "sandbox", "fds")."""
     st = _lib.Stats()
     lib.secretmem_stats(ctypes.byref(st))
     out = {name: getattr(st, name) for name, _ in _lib.Stats._fields_ if name != "reserved"}
     out["backend"] = _backend_name(st.backend)
+    out["last_failure"] = _FAILURES.get(st.last_failure, str(st.last_failure))
     return out
+
+
+# enum secretmem_failure: why the last request could not get secret memory
+_FAILURES = {0: "none", 1: "memlock", 2: "nomem", 3: "nosys", 4: "sandbox", 5: "fds"}
 
 
 def trim():

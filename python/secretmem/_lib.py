@@ -40,7 +40,14 @@ class Stats(Structure):
         ("memlock_unlimited", c_int),
         ("memlock_limit", c_size_t),
         ("memlock_left", c_size_t),
-        ("reserved", c_size_t * 8),
+        ("secret_bytes", c_size_t),
+        ("fallback_bytes", c_size_t),
+        ("api_regions", c_size_t),
+        ("api_region_bytes", c_size_t),
+        ("last_failure", c_size_t),
+        ("last_failure_bytes", c_size_t),
+        ("memlock_locked", c_size_t),
+        ("reserved", c_size_t * 1),
     ]
 
 
