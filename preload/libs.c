@@ -80,6 +80,21 @@ void *pl_dlopen(const char *file, int flags)
 	return fn(file, flags);
 }
 
+void *pl_sym_near(const void *caller, const char *name)
+{
+	Dl_info info;
+	void *p = dlsym(RTLD_DEFAULT, name), *h;
+
+	if (p || !caller || !dladdr(caller, &info) || !info.dli_fname)
+		return p;
+	h = pl_dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	if (h) {
+		p = dlsym(h, name);
+		dlclose(h);
+	}
+	return p;
+}
+
 /* ---- finding objects ------------------------------------------------------ */
 
 struct found {

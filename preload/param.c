@@ -48,19 +48,10 @@ static struct {
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const void *first_caller;
 
+/* Functions we do not hide: the usual lookup, else from the caller's object. */
 static void *sym(const char *name)
 {
-	Dl_info info;
-	void *p = dlsym(RTLD_DEFAULT, name), *h;
-
-	if (p || !first_caller || !dladdr(first_caller, &info) || !info.dli_fname)
-		return p;
-	h = pl_dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	if (h) {
-		p = dlsym(h, name);
-		dlclose(h);
-	}
-	return p;
+	return pl_sym_near(first_caller, name);
 }
 
 static void resolve(void)

@@ -105,6 +105,11 @@ int pl_libs_any(void);
 void pl_libs_report(void);
 /* The real dlopen() (ours is exported), for the module's own lookups. */
 void *pl_dlopen(const char *file, int flags);
+/*
+ * A libcrypto function by name: the usual global lookup, else (a libcrypto
+ * loaded RTLD_LOCAL) from the object that contains the address caller.
+ */
+void *pl_sym_near(const void *caller, const char *name);
 
 /* stdio.c: libcrypto is in the process (it called one of our exports). */
 void pl_openssl_seen(void);

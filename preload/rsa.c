@@ -75,17 +75,7 @@ static const void *caller; /* a return address in libcrypto */
 /* Functions we do not hide: the usual lookup, else from the caller's object. */
 static void *sym(const char *name)
 {
-	Dl_info info;
-	void *p = dlsym(RTLD_DEFAULT, name), *h;
-
-	if (p || !caller || !dladdr(caller, &info) || !info.dli_fname)
-		return p;
-	h = pl_dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-	if (h) {
-		p = dlsym(h, name);
-		dlclose(h);
-	}
-	return p;
+	return pl_sym_near(caller, name);
 }
 
 static void resolve(void)
