@@ -53,19 +53,7 @@ static void on_sigsys(int sig)
 
 static int install(unsigned int action)
 {
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_secret, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, action),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { (unsigned short)(sizeof(filter) / sizeof(filter[0])), filter };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return -errno;
-	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
-		return -errno;
-	return 0;
+	return tl_seccomp_action(SYS_memfd_secret, action);
 }
 
 static void get_stats(struct secretmem_stats *st)

@@ -176,10 +176,8 @@ int tl_set_memlock(size_t bytes)
 	return setrlimit(RLIMIT_MEMLOCK, &rl) ? -errno : 0;
 }
 
-int tl_seccomp_block(long nr, int err)
+int tl_seccomp_action(long nr, unsigned int action)
 {
-	unsigned int action = err ? SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)
-				  : SECCOMP_RET_KILL_PROCESS;
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
@@ -193,6 +191,12 @@ int tl_seccomp_block(long nr, int err)
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
 		return -errno;
 	return 0;
+}
+
+int tl_seccomp_block(long nr, int err)
+{
+	return tl_seccomp_action(nr, err ? SECCOMP_RET_ERRNO | ((unsigned)err & SECCOMP_RET_DATA)
+				     : SECCOMP_RET_KILL_PROCESS);
 }
 
 int tl_read_proc_mem(pid_t pid, const void *addr, void *buf, size_t len)

@@ -72,6 +72,8 @@ int tl_set_memlock(size_t bytes);
 /* Install a seccomp filter: syscall nr returns -err (action ERRNO), or with
  * err == 0 kills the process (SECCOMP_RET_KILL_PROCESS).  0 or -errno. */
 int tl_seccomp_block(long nr, int err);
+/* The same with any filter action (SECCOMP_RET_TRAP, _KILL_THREAD, ...). */
+int tl_seccomp_action(long nr, unsigned int action);
 
 /* Read len bytes at addr of process pid: /proc/PID/mem, process_vm_readv,
  * ptrace PEEKDATA (attaches and detaches).  Each returns 0 or -errno. */
