@@ -189,27 +189,6 @@ static int scan_fds(struct scan *sc, pid_t pid, struct holder *h, struct file_se
 	return 0;
 }
 
-/* Reads a /proc file that may hold NUL bytes; returns the length or -errno. */
-static ssize_t read_raw(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t used = 0;
-
-	if (fd < 0)
-		return -errno;
-	while (used < size - 1) {
-		ssize_t n = read(fd, buf + used, size - 1 - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	close(fd);
-	buf[used] = '\0';
-	return (ssize_t)used;
-}
-
 static int ends_with(const char *s, size_t n, const char *suffix)
 {
 	size_t k = strlen(suffix);
@@ -291,7 +270,7 @@ static void read_identity(pid_t pid, struct holder *h)
 	if (cli_read_file(path, buf, sizeof(buf)) >= 0 && (p = strstr(buf, "\nUid:")))
 		h->uid = (uid_t)strtoul(p + 5, NULL, 10);
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	n = read_raw(path, h->cmdline, sizeof(h->cmdline));
+	n = cli_read_file(path, h->cmdline, sizeof(h->cmdline)); /* NUL-separated */
 	for (ssize_t i = 0; i < n; i++)
 		if (h->cmdline[i] == '\0')
 			h->cmdline[i] = ' ';
@@ -308,7 +287,7 @@ static void read_identity(pid_t pid, struct holder *h)
 	 * was asked for (a process may change its environment later) */
 	static char env[65536];
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	n = read_raw(path, env, sizeof(env));
+	n = cli_read_file(path, env, sizeof(env));
 	h->env_readable = n >= 0;
 	size_t used = 0;
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1) {
