@@ -152,9 +152,21 @@ $(BUILD)/examples/%: examples/%.c $(STLIB)
 # on purpose (double free, use after free, impossible sizes, the usable size
 # past the request), which the header's attributes would flag: they are built
 # without them (test/t_adopt_attrs checks the attributes).
-$(BUILD)/test/%: test/%.c $(TEST_LIB_SRC) $(wildcard test/*.h) $(INTLIB) $(STLIB)
+# The helpers in test/*.c (tlib, scan, ...) are compiled once into an archive.
+TEST_CFLAGS = $(ALL_CFLAGS) -DSECRETMEM_NO_ATTRIBUTES -D_GNU_SOURCE -Isrc -Itest
+TEST_LIB_OBJ := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_LIB_SRC))
+TESTLIB := $(BUILD)/libtesthelp.a
+$(BUILD)/obj/test/%.o: test/%.c $(wildcard test/*.h) include/secretmem.h $(wildcard src/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DSECRETMEM_NO_ATTRIBUTES -D_GNU_SOURCE -Isrc -Itest $(ALL_LDFLAGS) -o $@ $< $(TEST_LIB_SRC) $(INTLIB)
+	$(CC) $(TEST_CFLAGS) -c $< -o $@
+
+$(TESTLIB): $(TEST_LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/test/%: test/%.c $(TESTLIB) $(wildcard test/*.h) $(INTLIB) $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TESTLIB) $(INTLIB)
 
 # With a clang that has libFuzzer, check also builds the fuzz target, and
 # test/t_rel_fuzz_run runs it for 60 s (SECRETMEM_FUZZ_SECONDS=n); FUZZ=0
