@@ -317,11 +317,17 @@ int region_protect(struct region *r, int access)
 
 	if (access < SECRETMEM_NOACCESS || access > SECRETMEM_READWRITE)
 		return -EINVAL;
-	if (r->dropped)
-		return -EFAULT;
-	int rc = os_protect(r->data, r->size, prot[access]);
-	if (!rc)
-		r->access = access;
+	/* under the list lock, which fork's prepare handler holds while it
+	 * copies: the pages' protection and r->access change together, never
+	 * under the copy's feet */
+	pthread_mutex_lock(&list_lock);
+	int rc = -EFAULT;
+	if (!r->dropped) {
+		rc = os_protect(r->data, r->size, prot[access]);
+		if (!rc)
+			r->access = access;
+	}
+	pthread_mutex_unlock(&list_lock);
 	return rc;
 }
 
