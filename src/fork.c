@@ -130,8 +130,9 @@ static int copy_region(struct region *r, unsigned char *dst)
 		void *dup = NULL;
 		if (r->access == SECRETMEM_NOACCESS) {
 			/* read a second mapping of the pages: the region's own
-			 * protection is the program's, and another thread may
-			 * change it right now */
+			 * protection is the program's (region_protect waits for
+			 * the list lock, which prepare holds, so it cannot change
+			 * during the copy) */
 			rc = os_map_dup(r->data, r->size, &dup);
 			if (!rc)
 				rc = os_protect(dup, keep, PROT_READ);
@@ -261,6 +262,8 @@ static void fork_child(void)
 {
 	int saved = errno, policy = fork_policy, failed = 0;
 	size_t off = 0;
+
+	sm_memfd_after_fork();
 
 	if (policy == SECRETMEM_FORK_COPY && copy_error) {
 		const char *why = copy_error == -EMFILE || copy_error == -ENFILE ? "no free file descriptor"

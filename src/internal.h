@@ -59,9 +59,12 @@ int sm_parse_size(const char *s, size_t *out);
  * memfd_secret(O_CLOEXEC) with the fault-injection hook (OS_OP_MEMFD), made
  * so that a seccomp filter cannot kill the caller (always in a short-lived
  * child).  An fd, or -ENOSYS, -EPERM (refused, or the child was killed),
- * -EMFILE, -ENFILE, -ENOMEM.  A refusal updates the cached probe.
+ * -EMFILE, -ENFILE, -ENOMEM, -EAGAIN (no child could be made: transient).
+ * A refusal updates the cached probe.
  */
 int sm_memfd_secret(void);
+/* In a fork child: the memfd_secret helper's stacks are all free again. */
+void sm_memfd_after_fork(void);
 /* The cached probe result (probes once when there is none). */
 int sm_probe_cached(void);
 /* Seccomp mode (0, 1, 2) and filter count from /proc/self/status, read with

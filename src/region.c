@@ -86,9 +86,19 @@ void region_backend_totals(size_t *secret, size_t *fallback)
 	pthread_mutex_unlock(&list_lock);
 }
 
+/* ENOSYS and EPERM say that secret memory is refused here; anything else
+ * (no fd, no memory, no child process for the call) is transient and says
+ * nothing about it: never a reason to use the fallback. */
+static int is_refusal(int err)
+{
+	return err == -ENOSYS || err == -EPERM;
+}
+
 int region_default_backend(void)
 {
-	if (secretmem_supported() == 0)
+	int rc = secretmem_supported();
+
+	if (!is_refusal(rc))
 		return SECRETMEM_BACKEND_SECRET;
 	return sm_option(SECRETMEM_OPT_REQUIRE) ? SECRETMEM_BACKEND_NONE : SECRETMEM_BACKEND_FALLBACK;
 }
@@ -268,6 +278,8 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 	int probe = sm_probe_cached();
 	if (probe) {
 		sm_failure_note(refusal_cause(probe), size);
+		if (!is_refusal(probe)) /* transient: fail, never fall back */
+			return probe == -EMFILE || probe == -ENFILE ? probe : -ENOMEM;
 		if (require)
 			return probe;
 		warn_fallback(probe);
@@ -290,7 +302,9 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 		rc = map_secret(r);
 		if (rc && rc != -ENOMEM)
 			sm_failure_note(refusal_cause(rc), size);
-		if ((rc == -ENOSYS || rc == -EPERM) && !require) {
+		if (rc == -EAGAIN)
+			rc = -ENOMEM; /* no child process for the call */
+		if (is_refusal(rc) && !require) {
 			/* a filter installed after the probe */
 			warn_fallback(rc);
 			backend = SECRETMEM_BACKEND_FALLBACK;

@@ -203,6 +203,15 @@ static int memfd_child(void *arg)
 	/* struct sigaction of the kernel: handler first, all zero = SIG_DFL */
 	unsigned long ksa[4] = { 0, 0, 0, 0 };
 
+	/* a filter's TRAP now kills the child with SIGSYS, whose default
+	 * action dumps core - of the address space it shares with the caller.
+	 * RLIMIT_CORE 1 (the child's own limits: no CLONE_THREAD) stops a dump
+	 * to a file (smaller than a page) and to a pipe (1 is the kernel's
+	 * "never to a pipe" value), so no ordinary memory of the program
+	 * reaches a core file or a coredump service. */
+	struct rlimit core = { 1, 1 };
+
+	syscall(SYS_prlimit64, 0, RLIMIT_CORE, &core, NULL);
 	syscall(SYS_rt_sigaction, SIGSYS, ksa, NULL, (size_t)8);
 #ifdef SM_NR_MEMFD_SECRET
 	long fd = syscall(SM_NR_MEMFD_SECRET, O_CLOEXEC);
@@ -214,19 +223,52 @@ static int memfd_child(void *arg)
 }
 
 /*
+ * The child's stacks: static, so that the caller's own stack pays nothing (a
+ * thread created with PTHREAD_STACK_MIN has 16 KiB in all).  A slot is held
+ * only while its child runs (raw system calls, never blocking on anything of
+ * ours), so callers rarely wait; a fork child starts with every slot free
+ * (sm_memfd_after_fork).  The child uses well under a kilobyte.
+ */
+#define CHILD_STACKS 4
+#define CHILD_STACK_SIZE 8192
+static unsigned char child_stack[CHILD_STACKS][CHILD_STACK_SIZE] __attribute__((aligned(64)));
+static atomic_int child_stack_busy[CHILD_STACKS];
+
+static int child_stack_take(void)
+{
+	for (;;) {
+		for (int i = 0; i < CHILD_STACKS; i++)
+			if (!atomic_load_explicit(&child_stack_busy[i], memory_order_relaxed) &&
+			    !atomic_exchange_explicit(&child_stack_busy[i], 1, memory_order_acquire))
+				return i;
+		syscall(SYS_sched_yield);
+	}
+}
+
+void sm_memfd_after_fork(void)
+{
+	for (int i = 0; i < CHILD_STACKS; i++)
+		atomic_store_explicit(&child_stack_busy[i], 0, memory_order_relaxed);
+}
+
+/*
  * memfd_secret(O_CLOEXEC) in a child: the new fd (in the shared table) or
- * -errno; -EPERM when the child was killed (a filter's KILL or TRAP action).
+ * -errno; -EPERM when the child was killed (a filter's KILL or TRAP action);
+ * -EAGAIN when no child could be made (RLIMIT_NPROC, the kernel's task
+ * limit, or memory): a transient failure that says nothing about secret
+ * memory, never a reason to use the fallback.
  */
 static int memfd_in_child(void)
 {
-	/* the child's stack: the caller waits (CLONE_VFORK) until it exits */
-	unsigned char stack[16384] __attribute__((aligned(64)));
 	struct child_call c = { CHILD_KILLED };
-	int saved = errno, status;
+	int saved = errno, status, slot = child_stack_take();
 
-	long pid = clone(memfd_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | CLONE_FILES, &c);
+	/* the caller waits (CLONE_VFORK) until the child exits */
+	long pid = clone(memfd_child, child_stack[slot] + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK | CLONE_FILES,
+			 &c);
 	if (pid < 0) {
-		int rc = errno == ENOMEM || errno == EAGAIN ? -ENOMEM : -EPERM;
+		atomic_store_explicit(&child_stack_busy[slot], 0, memory_order_release);
+		int rc = errno == ENOMEM || errno == EAGAIN ? -EAGAIN : -EPERM;
 		errno = saved;
 		return rc;
 	}
@@ -234,6 +276,7 @@ static int memfd_in_child(void)
 	 * (raw wait4: waitpid is a cancellation point) */
 	while (syscall(SYS_wait4, (pid_t)pid, &status, __WALL, NULL) < 0 && errno == EINTR)
 		;
+	atomic_store_explicit(&child_stack_busy[slot], 0, memory_order_release);
 	errno = saved;
 	int rc = c.result;
 	return rc == CHILD_KILLED ? -EPERM : rc;

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * t_core_transient - a transient failure is never a reason to use the
+ * fallback backend.
+ *
+ * Secret memory works here, but at the library's first use the process
+ *   (a) has no free file descriptor (RLIMIT_NOFILE = open fds), or
+ *   (b) cannot create a process (a normal user at RLIMIT_NPROC), which the
+ *       library needs for its memfd_secret call.
+ * Then: secretmem_region_create fails (EMFILE / ENOMEM), secretmem_malloc
+ * fails (ENOMEM), no byte of fallback memory exists, the default backend
+ * still says "secret"; once the condition is gone, new memory is secret.
+ * Each case runs in a fresh child, so the library's first use is the one
+ * under the condition.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "secretmem.h"
+#include "tlib.h"
+
+static int expect_no_fallback(int want_region_errno)
+{
+	errno = 0;
+	struct secretmem_region *r = secretmem_region_create(4096, 0);
+	if (r) {
+		printf("region_create worked, backend %s\n",
+		       secretmem_backend_name(secretmem_region_backend(r)));
+		return 10;
+	}
+	if (errno != want_region_errno) {
+		printf("region_create: %s, want %s\n", strerror(errno), strerror(want_region_errno));
+		return 11;
+	}
+	errno = 0;
+	void *p = secretmem_malloc(64);
+	if (p || errno != ENOMEM) {
+		printf("malloc: %p %s\n", p, strerror(errno));
+		return 12;
+	}
+	if (secretmem_default_backend() != SECRETMEM_BACKEND_SECRET) {
+		printf("default backend %s during a transient failure\n",
+		       secretmem_backend_name(secretmem_default_backend()));
+		return 13;
+	}
+	struct secretmem_stats st;
+	secretmem_stats(&st);
+	if (st.fallback_bytes || st.secret_bytes) {
+		printf("stats: secret %zu fallback %zu\n", st.secret_bytes, st.fallback_bytes);
+		return 14;
+	}
+	return 0;
+}
+
+static int expect_secret_now(void)
+{
+	struct secretmem_region *r = secretmem_region_create(4096, 0);
+	char *p = secretmem_malloc(64);
+	if (!r || !p) {
+		printf("after the condition: region %p malloc %p: %s\n", (void *)r, (void *)p, strerror(errno));
+		return 20;
+	}
+	if (secretmem_region_backend(r) != SECRETMEM_BACKEND_SECRET) {
+		printf("after the condition: region backend %s\n",
+		       secretmem_backend_name(secretmem_region_backend(r)));
+		return 21;
+	}
+	char line[512];
+	if (tl_maps_line(p, line, sizeof(line)) != 0 || !strstr(line, "secretmem")) {
+		printf("after the condition: block not in secret memory: %s\n", line);
+		return 22;
+	}
+	struct secretmem_stats st;
+	secretmem_stats(&st);
+	if (st.fallback_bytes) {
+		printf("after the condition: %zu fallback bytes\n", st.fallback_bytes);
+		return 23;
+	}
+	secretmem_free(p);
+	secretmem_region_destroy(r);
+	return 0;
+}
+
+static int case_nofile(void *arg)
+{
+	(void)arg;
+	struct rlimit old, rl;
+	getrlimit(RLIMIT_NOFILE, &old);
+	/* the highest open fd + 1: every slot below it is taken */
+	int top = 0;
+	for (int fd = 0; fd < 1024; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			top = fd + 1;
+	rl.rlim_cur = (rlim_t)top;
+	rl.rlim_max = old.rlim_max;
+	for (int fd = 0; fd < top; fd++) /* fill holes */
+		if (fcntl(fd, F_GETFD) < 0)
+			dup2(0, fd);
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 2;
+	int rc = expect_no_fallback(EMFILE);
+	if (rc)
+		return rc;
+	if (setrlimit(RLIMIT_NOFILE, &old) != 0)
+		return 3;
+	return expect_secret_now();
+}
+
+static int case_nproc(void *arg)
+{
+	(void)arg;
+	/* a uid that owns no other process, limited to this one process */
+	uid_t id = (uid_t)(2000000000u + (unsigned)getpid() % 1000000u);
+	struct rlimit one = { 1, 1 };
+	if (setgid(id) != 0 || setuid(id) != 0)
+		return 2;
+	if (setrlimit(RLIMIT_NPROC, &one) != 0)
+		return 3;
+	return expect_no_fallback(ENOMEM);
+}
+
+int main(void)
+{
+	char out[4096];
+	int st;
+
+	/* not tl_need_secretmem(): the library's probe result would be
+	 * inherited by the children, whose first use must be the one under the
+	 * condition */
+	long fd = syscall(SYS_memfd_secret, 0);
+	if (fd < 0)
+		tl_skip_kernel("memfd_secret not usable here");
+	close((int)fd);
+	st = tl_run_child(case_nofile, NULL, out, sizeof(out));
+	printf("no free fd at first use: %s\n%s", tl_status_str(st), out);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "no free fd at first use: %s", tl_status_str(st));
+	if (geteuid() == 0) {
+		st = tl_run_child(case_nproc, NULL, out, sizeof(out));
+		printf("RLIMIT_NPROC reached at first use: %s\n%s", tl_status_str(st), out);
+		TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "RLIMIT_NPROC at first use: %s", tl_status_str(st));
+	} else {
+		printf("RLIMIT_NPROC case: needs root (to become a user of its own)\n");
+	}
+	return 0;
+}
