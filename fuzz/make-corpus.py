@@ -21,9 +21,22 @@ def op(code, slot=0, value=0, mode=SMALL, mod=0):
     return struct.pack("<BBH", code | mode << 4 | mod << 6, slot & 255, value & 0xffff)
 
 
+ANY_SPLIT, ANY_SMALL, MAX_SIZE = 0xc000, 16400, 65536
+
+
+def shape_any(v):
+    """Mode ANY's size for value v, as shape_size() in fuzz_alloc.c."""
+    if v < ANY_SPLIT:
+        return v * (ANY_SMALL + 1) // ANY_SPLIT
+    return ANY_SMALL + 1 + (v - ANY_SPLIT) * (MAX_SIZE - ANY_SMALL - 1) // (65535 - ANY_SPLIT)
+
+
 def any_size(n):
-    """The value that mode ANY maps to about n bytes (0..64 KiB)."""
-    return min(0xffff, n * 65536 // 65537)
+    """The smallest value that mode ANY maps to at least n bytes (0..64 KiB)."""
+    for v in range(0x10000):
+        if shape_any(v) >= n:
+            return v
+    raise ValueError(n)
 
 
 def class_edge(index, delta):
