@@ -8,7 +8,8 @@ set -eu
 what=${1:-build}
 build_pkgs="gcc make libc6-dev"
 test_pkgs="$build_pkgs clang libclang-rt-14-dev python3 openssl libssl-dev libsodium-dev
-	nginx-light curl gdb valgrind gnuplot-nox procps util-linux"
+	nginx-light curl gdb valgrind gnuplot-nox procps util-linux
+	libmimalloc2.0 libjemalloc2 wrk"
 case $what in
 build) pkgs=$build_pkgs ;;
 test) pkgs=$test_pkgs ;;
