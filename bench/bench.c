@@ -619,7 +619,8 @@ static const char *process_malloc(void)
 
 enum {
 	W_PAIR, W_BATCH, W_RANDOM, W_THR1, W_THR2, W_BIG,
-	W_CH_FRESH, W_CH_WARM, W_CH_CHURN, W_CH_TRIM, W_CH_FORK, W_GROW, NWORK
+	W_CH_FRESH, W_CH_WARM, W_CH_CHURN, W_CH_TRIM, W_CH_FORK, W_GROW,
+	W_PS_FRESH, W_PS_WARM, W_PS_CHURN, W_PS_TRIM, W_PS_FORK, NWORK
 };
 
 /* One run of one workload by one allocator: per operation, except aux. */
@@ -1011,7 +1012,25 @@ static void churn_big(int a, long n)
 	loop_random(allocs[a].alloc, allocs[a].release, n, big_size, BIG_LIVE);
 }
 
-static int child_chain(int a, const char *state)
+#define STATE_PAIRS 20000 /* pairs timed in each state of 6 */
+
+/* 6: STATE_PAIRS pairs of alloc(32) + write + free, per pair. */
+static void pairs_once(int a, double *out)
+{
+	count_maps = a == A_SECRETMEM;
+	double w = allocs[a].pairs(STATE_PAIRS);
+	out[0] = last_cpu / STATE_PAIRS;
+	out[1] = w / STATE_PAIRS;
+	out[2] = last_faults / STATE_PAIRS;
+	out[3] = last_maps / STATE_PAIRS;
+	count_maps = 0;
+}
+
+/*
+ * 6 in one state: the chain (what = chain_once) or the pairs (pairs_once),
+ * after the state is set up in this fresh process.
+ */
+static int child_state(int a, const char *state, void (*measure)(int, double *))
 {
 	double out[4];
 
@@ -1031,7 +1050,7 @@ static int child_chain(int a, const char *state)
 		if (pid < 0)
 			die("fork");
 		if (pid == 0) {
-			chain_once(a, out);
+			measure(a, out);
 			_exit(write(fd[1], out, sizeof(out)) == (ssize_t)sizeof(out) ? 0 : 1);
 		}
 		close(fd[1]);
@@ -1039,13 +1058,13 @@ static int child_chain(int a, const char *state)
 		ssize_t got = read(fd[0], out, sizeof(out));
 		if (waitpid(pid, &st, 0) != pid || got != (ssize_t)sizeof(out) || !WIFEXITED(st) ||
 		    WEXITSTATUS(st) != 0) {
-			fprintf(stderr, "bench: %s: the chain in the forked child failed\n", allocs[a].name);
+			fprintf(stderr, "bench: %s: the forked child failed\n", allocs[a].name);
 			return 2;
 		}
 	} else {
-		chain_once(a, out);
+		measure(a, out);
 	}
-	printf("%.0f %.0f %.0f %.0f\n", out[0], out[1], out[2], out[3]);
+	printf("%.4f %.4f %.6f %.6f\n", out[0], out[1], out[2], out[3]);
 	return 0;
 }
 
@@ -1374,7 +1393,9 @@ static int child_main(int argc, char **argv)
 	if (strcmp(argv[2], "memlock") == 0)
 		return child_memlock(a);
 	if (strcmp(argv[2], "chain") == 0 && argc >= 5)
-		return child_chain(a, argv[4]);
+		return child_state(a, argv[4], chain_once);
+	if (strcmp(argv[2], "pairstate") == 0 && argc >= 5)
+		return child_state(a, argv[4], pairs_once);
 	if (strcmp(argv[2], "grow") == 0)
 		return child_grow(a);
 	if (strcmp(argv[2], "sweep") == 0 && argc >= 5)
@@ -1426,6 +1447,18 @@ static void measure_children(void)
 				else
 					note_child_fail("chain", a, st);
 				add_sample(W_CH_FRESH + c, a, s);
+			}
+			/* the pair in the same states: the four fastest allocators */
+			for (int i = 0; i < NALLOC; i++) {
+				int a = (i + r) % NALLOC;
+				if (!allocs[a].available || a > A_JEMALLOC)
+					continue;
+				struct sample s = { NAN, NAN, NAN, NAN, NAN, NAN };
+				if (run_child("pairstate", allocs[a].name, chain_state[c], out, 4, st, sizeof(st)) == 4)
+					s = (struct sample){ out[0], out[1], out[2], out[3], NAN, NAN };
+				else
+					note_child_fail("pairstate", a, st);
+				add_sample(W_PS_FRESH + c, a, s);
 			}
 		}
 		for (int i = 0; i < NALLOC; i++) {
@@ -1634,6 +1667,8 @@ static void timed_rows(int w, const char *title, double limit, int extra, double
 			printf(ROWFMT, col_name[a], "n/a", "", "", "");
 			continue;
 		}
+		if (ser[w][a].n == 0)
+			continue; /* not run for this allocator */
 		struct spread c = ratio_of(w, a, F_CPU, w, A_GLIBC, F_CPU);
 		struct spread wl = ratio_of(w, a, F_WALL, w, A_GLIBC, F_WALL);
 		fig(v, sizeof(v), value_of(w, a, F_CPU).med / scale);
@@ -1691,6 +1726,15 @@ static void print_table(void)
 	};
 	for (int c = 0; c < 5; c++)
 		timed_rows(W_CH_FRESH + c, ch_title[c], c == 0 ? 0 : 2, 1, 1000);
+	static const char *const ps_title[] = {
+		"6b pair 32 B in the same states, ns: in a fresh process",
+		"  after one warm-up chain",
+		"  after the churn of 5",
+		"  after the churn and the allocator's trim",
+		"  in a child after fork",
+	};
+	for (int c = 0; c < 5; c++)
+		timed_rows(W_PS_FRESH + c, ps_title[c], 1.5, 0, 1);
 
 	timed_rows(W_GROW, "7 growing the live set: 20,000 new 32-byte secrets in a fresh process, ns each", 0, 0, 1);
 	struct spread fl = value_of(W_GROW, A_SECRETMEM, F_AUXCPU);
@@ -1771,7 +1815,9 @@ static void print_notes(void)
 	       "  mappings created per operation (regions_created).  6 each step writes the\n"
 	       "  new half; faults and maps per chain; the allocators without realloc\n"
 	       "  (openssl-sh, sodium, naive-memfd) allocate, copy and free.  Trim: secretmem_trim,\n"
-	       "  malloc_trim(0), mi_collect(true), jemalloc arena purge; none for the rest.\n");
+	       "  malloc_trim(0), mi_collect(true), jemalloc arena purge; none for the rest.\n"
+	       "  6b %d pairs in a fresh child per round and state, set up as for the chain\n"
+	       "  (secretmem, glibc, mimalloc and jemalloc only).\n", STATE_PAIRS);
 	printf("  7 the floor is measured in the same process before the growth: %d fresh\n"
 	       "  pages of one memfd_secret mapping, one byte written in each; x floor is the\n"
 	       "  per-round ratio of secretmem's ns per secret to it.  sodium and naive-memfd\n"
@@ -1809,6 +1855,7 @@ static void print_notes(void)
 static const char *const work_name[NWORK] = {
 	"pair", "batch", "random16-512", "thread1", "threads2", "random1-64k",
 	"chain-fresh", "chain-warm", "chain-churn", "chain-trim", "chain-fork", "grow",
+	"pair-fresh", "pair-warm", "pair-churn", "pair-trim", "pair-fork",
 };
 
 static void write_csv(const char *path)
@@ -1821,7 +1868,7 @@ static void write_csv(const char *path)
 		   "ratio_wall,ratio_wall_min,ratio_wall_max,rounds\n");
 	for (int w = 0; w < NWORK; w++) {
 		for (int a = 0; a < NALLOC; a++) {
-			if (!allocs[a].available)
+			if (!allocs[a].available || ser[w][a].n == 0)
 				continue;
 			struct spread c = ratio_of(w, a, F_CPU, w, A_GLIBC, F_CPU);
 			struct spread wl = ratio_of(w, a, F_WALL, w, A_GLIBC, F_WALL);

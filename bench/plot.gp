@@ -15,7 +15,7 @@ if (!exists("out")) out = 'bench/results.png'
 
 set datafile separator ','
 set datafile missing 'nan'
-set terminal pngcairo size 1100,560 font 'sans,10'
+set terminal pngcairo size 1300,560 font 'sans,10'
 set output out
 
 set title 'secretmem allocator benchmark: time / glibc+bzero time, per round, CPU time (median and range; lower is better)'
@@ -23,12 +23,13 @@ set ylabel 'x glibc+bzero (log scale)'
 set logscale y 10
 set grid ytics mytics
 set key top left
-set xrange [-0.6:11.6]
+set xrange [-0.6:16.6]
 set xtics rotate by -30 ('pair' 0, 'batch' 1, 'random 16-512' 2, '1 thread' 3, '2 threads' 4, \
     'random 1-64K' 5, 'chain fresh' 6, 'chain warm' 7, 'chain churn' 8, 'chain trim' 9, \
-    'chain fork' 10, 'grow' 11)
+    'chain fork' 10, 'grow' 11, 'pair fresh' 12, 'pair warm' 13, 'pair churn' 14, \
+    'pair trim' 15, 'pair fork' 16)
 set ytics nomirror
-set arrow from -0.6,1 to 11.6,1 nohead dt 2 lc rgb 'gray40'
+set arrow from -0.6,1 to 16.6,1 nohead dt 2 lc rgb 'gray40'
 
 names = 'secretmem mimalloc jemalloc openssl-sh sodium naive-memfd'
 plot for [i=1:words(names)] csv skip 1 \
