@@ -1128,12 +1128,12 @@ static int cmp_double(const void *a, const void *b)
  * page: 16-byte blocks are allocated until one sits at every position (or
  * 50,000 were taken); then, per position, that block is freed and `pairs`
  * pairs are timed (an allocator that reuses the last freed block hands the
- * same one back each time), five times over the positions; per position
+ * same one back each time), nine times over the positions; per position
  * the median CPU time.  Prints max/min over the positions, the number of
  * positions, and the share of pairs that got the freed block back.
  */
 #define POSITIONS 256
-#define SWEEP_REPS 5
+#define SWEEP_REPS 9
 
 static int child_sweep(int a, long pairs)
 {
@@ -1188,6 +1188,8 @@ static int child_sweep(int a, long pairs)
 			continue;
 		qsort(t[pos], SWEEP_REPS, sizeof(double), cmp_double);
 		double m = t[pos][SWEEP_REPS / 2];
+		if (getenv("BENCH_SWEEP_DEBUG"))
+			fprintf(stderr, "%d %.2f\n", pos, m);
 		lo = m < lo ? m : lo;
 		hi = m > hi ? m : hi;
 	}
@@ -1823,7 +1825,7 @@ static void print_notes(void)
 	       "  per-round ratio of secretmem's ns per secret to it.  sodium and naive-memfd\n"
 	       "  add %d secrets (they take a page or more each).\n", FLOOR_PAGES, GROW_N_SLOW);
 	printf("  8 per position %ld pairs of alloc(16) + write + free after freeing the block\n"
-	       "  at that position, 5 times; the median per position; same block: share of\n"
+	       "  at that position, 9 times; the median per position; same block: share of\n"
 	       "  pairs that got the freed block back (the position measured).\n", opt.sweep_pairs);
 	printf("  9 secretmem: pages faulted (secretmem_stats); the others: distinct pages\n"
 	       "  holding the blocks.  secretmem: %s distinct pages hold the blocks, %s pages\n"
@@ -1928,7 +1930,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: bench [--quick] [--csv FILE]\n"
 		   "  --quick     a smoke run (few short rounds; figures are rough)\n"
 		   "  --csv FILE  also write the figures to FILE (for bench/plot.gp)\n"
-		   "  BENCH_ONLY=a,b  measure only these allocators (and glibc, the reference)\n");
+		   "  BENCH_ONLY=a,b  measure only these allocators (and glibc, the reference)\n"
+		   "  BENCH_SWEEP_DEBUG=1  case 8 prints each position's median pair time to stderr\n");
 }
 
 /*
