@@ -3,12 +3,17 @@
 /*
  * bench.c - the allocator benchmark.
  *
- * secretmem_malloc against four other ways of holding small secrets, all
- * measured in one run and printed as one table:
+ * secretmem_malloc against six other ways of holding secrets, all measured
+ * in one run and printed as one table:
  *
  *   secretmem    secretmem_malloc / secretmem_free
- *   glibc        malloc, then explicit_bzero + free (no protection at all;
- *                the speed reference)
+ *   glibc+bzero  malloc, then explicit_bzero + free (no protection at all;
+ *                the speed reference every ratio is taken against)
+ *   mimalloc     mi_malloc / explicit_bzero + mi_free, and
+ *   jemalloc     mallocx / explicit_bzero + dallocx: the best general
+ *                allocators, from Debian's libmimalloc.so.2 and
+ *                libjemalloc.so.2, dlopen()ed with RTLD_LOCAL|RTLD_DEEPBIND
+ *                so that the process's malloc stays glibc's (checked)
  *   openssl-sh   OpenSSL's secure heap (CRYPTO_secure_malloc_init, one
  *                mlock()ed arena behind a global lock)
  *   sodium       libsodium's sodium_malloc / sodium_free (mmap, guard pages,
@@ -16,25 +21,47 @@
  *   naive-memfd  one memfd_secret(2) file per secret: memfd_secret +
  *                ftruncate + mmap on alloc, munmap + close on free
  *
- * Cases: 32-byte pairs, a batch of 1,000 live blocks, random sizes
- * 16-512 B in a live set, 1 and 2 threads, secret pages used by
- * 10,000 x 32 B, the most 32-byte secrets under an 8 MiB RLIMIT_MEMLOCK, and
- * pages faulted by a churn of 10^6 operations.  The page, memory-lock and
- * churn cases run in a fresh copy of this program (re-executed with
- * --child ...), so every allocator starts empty and nothing locked by an
- * earlier case counts against the limit.
+ * Method: every timed figure is taken in R interleaved rounds; in each
+ * round every allocator runs the same work once (the order rotates from
+ * round to round), and the figure reported is the median and the range
+ * (min-max) over the rounds of the per-round ratio to glibc+bzero, on CPU
+ * time (the thread's, or the process's for the 2-thread case) and on wall
+ * time.  Never the best of N: on a shared machine the best run is luck.
+ *
+ * Workloads (numbers as in the table):
+ *   1  32-byte pair: alloc(32) + write + free
+ *   2  1,000 allocs (each written), then 1,000 frees
+ *   3  random sizes 16-512 B in a 1,000-block live set
+ *   4  1 and 2 threads, 100 x (alloc(32) + write) then 100 frees
+ *   5  random sizes 1 B-64 KiB in a 64-block live set (churn), with the
+ *      page faults (minflt) and new secretmem mappings per operation
+ *   6  realloc chain 16 B -> 64 KiB by doubling (each step written): in a
+ *      fresh process, after one warm-up chain, after the churn of 5, after
+ *      the allocator's trim, and in a child after fork
+ *   7  growing the live set by 32-byte secrets (fresh process), beside the
+ *      page-fault floor measured in the same process: the cost of first
+ *      touching a fresh secret page divided by the 32-byte slots per page
+ *   8  pair time at every 16-byte position in one page (max/min), in three
+ *      processes
+ *   9  secret pages used by 10,000 x 32 B; 10 the most 32-byte secrets
+ *      under an 8 MiB RLIMIT_MEMLOCK; 11 pages faulted by a churn of 10^6
+ *      operations
+ * 6-11 run in fresh copies of this program (re-executed with --child ...).
  *
  * Usage: bench [--quick] [--csv FILE]
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <linux/capability.h>
+#include <malloc.h>
 #include <math.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sodium.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,14 +80,21 @@
 #define SMALL 32                  /* the size of "a secret" in most cases  */
 #define BATCH 1000                /* live blocks in the batch case          */
 #define LIVE 1000                 /* live set of the random-size case       */
+#define BIG_LIVE 64               /* live set of the 1 B-64 KiB churn       */
+#define BIG_MAX 65536
 #define RND_N 65536               /* length of the random tables (pow. of 2) */
 #define THREAD_BATCH 100          /* blocks alive at once per thread        */
 #define PAGES_N 10000             /* blocks in the secret-page case         */
 #define MEMLOCK_LIMIT (8u << 20)  /* RLIMIT_MEMLOCK of the memory-lock case */
 #define CHURN_OPS 1000000L        /* operations of the churn case           */
 #define CHURN_LIVE 1000           /* at most this many live in the churn    */
+#define CHAIN_CHURN_OPS 500       /* churn before the "after churn" chain   */
+#define GROW_N 20000              /* secrets added in the growth case       */
+#define GROW_N_SLOW 2000          /* ... for sodium and naive-memfd         */
+#define FLOOR_PAGES 256           /* fresh secret pages touched for the floor */
+#define SWEEP_PROCS 3
 #define OSSL_ARENA (16u << 20)    /* OpenSSL secure heap for the timed cases */
-#define MAXREP 64
+#define MAXROUNDS 64
 #define CLASS_SLOTS (512 / 4 + 1) /* usable sizes up to 512, by 4 bytes */
 
 /* Keep the compiler from dropping a write or an allocation: p escapes. */
@@ -73,8 +107,10 @@ static size_t page_size;
 static struct {
 	int quick;
 	const char *csv;
-	double target_ns;   /* length of one timed repetition */
-	int reps;           /* repetitions; the best is reported */
+	double target_ns; /* length of one timed run */
+	int rounds;       /* interleaved rounds of the in-process cases */
+	int child_rounds; /* rounds of the cases run in fresh processes */
+	long sweep_pairs; /* pairs per position in the slot-offset sweep */
 } opt;
 
 static double clock_ns(clockid_t id)
@@ -90,16 +126,36 @@ static double now_ns(void)
 	return clock_ns(CLOCK_MONOTONIC);
 }
 
+static long thread_minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_minflt;
+}
+
+static size_t regions_created(void)
+{
+	struct secretmem_stats st;
+
+	return secretmem_stats(&st) == 0 ? st.regions_created : 0;
+}
+
 /*
- * The timed loops measure wall time (CLOCK_MONOTONIC) and, beside it, the
- * CPU time of the calling thread: when other processes compete for the
- * CPUs, the wall time of a single-threaded loop includes the time it
- * waited, its CPU time does not.
+ * A timed run: wall time (CLOCK_MONOTONIC), the CPU time of the calling
+ * thread, its minor page faults, and with count_maps the secretmem regions
+ * created - all between timer_start() and timer_stop() only.
  */
-static double wall0, cpu0, last_cpu;
+static double wall0, cpu0, last_cpu, last_faults, last_maps;
+static long flt0;
+static size_t maps0;
+static int count_maps;
 
 static void timer_start(void)
 {
+	flt0 = thread_minflt();
+	if (count_maps)
+		maps0 = regions_created();
 	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	wall0 = now_ns();
 }
@@ -110,6 +166,8 @@ static double timer_stop(void)
 	double w = now_ns() - wall0;
 
 	last_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	last_faults = (double)(thread_minflt() - flt0);
+	last_maps = count_maps ? (double)(regions_created() - maps0) : NAN;
 	return w;
 }
 
@@ -129,7 +187,7 @@ static void oom(const char *who)
 /* The allocators                                                      */
 /* ------------------------------------------------------------------ */
 
-enum { A_SECRETMEM, A_GLIBC, A_OPENSSL, A_SODIUM, A_NAIVE, NALLOC };
+enum { A_SECRETMEM, A_GLIBC, A_MIMALLOC, A_JEMALLOC, A_OPENSSL, A_SODIUM, A_NAIVE, NALLOC };
 
 static void *alloc_secretmem(size_t n)
 {
@@ -142,6 +200,12 @@ static void release_secretmem(void *p, size_t n)
 	secretmem_free(p);
 }
 
+static void *realloc_secretmem(void *p, size_t old, size_t n)
+{
+	(void)old;
+	return secretmem_realloc(p, n);
+}
+
 static void *alloc_glibc(size_t n)
 {
 	return malloc(n);
@@ -151,6 +215,56 @@ static void release_glibc(void *p, size_t n)
 {
 	explicit_bzero(p, n);
 	free(p);
+}
+
+static void *realloc_glibc(void *p, size_t old, size_t n)
+{
+	(void)old;
+	return realloc(p, n);
+}
+
+/* mimalloc and jemalloc, resolved in their own libraries by load_general() */
+static void *(*mi_malloc_p)(size_t);
+static void (*mi_free_p)(void *);
+static void *(*mi_realloc_p)(void *, size_t);
+static void (*mi_collect_p)(bool);
+static void *(*je_mallocx_p)(size_t, int);
+static void (*je_dallocx_p)(void *, int);
+static void *(*je_rallocx_p)(void *, size_t, int);
+static int (*je_mallctl_p)(const char *, void *, size_t *, void *, size_t);
+
+static void *alloc_mimalloc(size_t n)
+{
+	return mi_malloc_p(n);
+}
+
+static void release_mimalloc(void *p, size_t n)
+{
+	explicit_bzero(p, n);
+	mi_free_p(p);
+}
+
+static void *realloc_mimalloc(void *p, size_t old, size_t n)
+{
+	(void)old;
+	return mi_realloc_p(p, n);
+}
+
+static void *alloc_jemalloc(size_t n)
+{
+	return je_mallocx_p(n, 0);
+}
+
+static void release_jemalloc(void *p, size_t n)
+{
+	explicit_bzero(p, n);
+	je_dallocx_p(p, 0);
+}
+
+static void *realloc_jemalloc(void *p, size_t old, size_t n)
+{
+	(void)old;
+	return je_rallocx_p(p, n, 0);
 }
 
 static void *alloc_openssl(size_t n)
@@ -223,6 +337,51 @@ static void release_naive(void *p, size_t n)
 	close(fd);
 }
 
+/* The secure allocators without a realloc: allocate, copy, free. */
+#define COPY_REALLOC(id)                                                \
+	static void *realloc_##id(void *p, size_t old, size_t n)        \
+	{                                                               \
+		void *q = alloc_##id(n);                                \
+		if (q) {                                                \
+			memcpy(q, p, old < n ? old : n);                \
+			release_##id(p, old);                           \
+		}                                                       \
+		return q;                                               \
+	}
+COPY_REALLOC(openssl)
+COPY_REALLOC(sodium)
+COPY_REALLOC(naive)
+
+/* Each allocator's trim, for the "after trim" chain. */
+static void trim_secretmem(void)
+{
+	secretmem_trim();
+}
+
+static void trim_glibc(void)
+{
+	malloc_trim(0);
+}
+
+static void trim_mimalloc(void)
+{
+	if (mi_collect_p)
+		mi_collect_p(true);
+}
+
+static void trim_jemalloc(void)
+{
+	if (je_mallctl_p) /* MALLCTL_ARENAS_ALL = 4096 */
+		je_mallctl_p("arena.4096.purge", NULL, NULL, NULL, 0);
+}
+
+static void trim_none(void)
+{
+}
+#define trim_openssl trim_none
+#define trim_sodium trim_none
+#define trim_naive trim_none
+
 /* ------------------------------------------------------------------ */
 /* Timed loops, instantiated per allocator so the calls are direct     */
 /* ------------------------------------------------------------------ */
@@ -235,8 +394,9 @@ typedef void (*release_fn)(void *, size_t);
 static const char *cur_name = "";
 static uint32_t rnd_size[RND_N];
 static uint32_t rnd_slot[RND_N];
+static uint32_t big_size[RND_N];
 
-/* Case 1: k pairs of alloc(32) + write + free. */
+/* 1: k pairs of alloc(32) + write + free. */
 INLINE double loop_pairs(alloc_fn a, release_fn f, long k)
 {
 	uintptr_t acc = 0;
@@ -255,7 +415,7 @@ INLINE double loop_pairs(alloc_fn a, release_fn f, long k)
 	return t;
 }
 
-/* Case 2: k rounds of 1,000 allocs (each written), then 1,000 frees. */
+/* 2: k rounds of 1,000 allocs (each written), then 1,000 frees. */
 INLINE double loop_batch(alloc_fn a, release_fn f, long k)
 {
 	static unsigned char *v[BATCH];
@@ -281,18 +441,19 @@ INLINE double loop_batch(alloc_fn a, release_fn f, long k)
 }
 
 /*
- * Case 3: a live set of 1,000 blocks of random sizes 16-512 B (filled
- * before the clock starts); each of the k timed operations frees a random
- * member and puts a new block of a random size (fully written) in its place.
+ * 3 and 5: a live set of `live` blocks of random sizes from table sz
+ * (filled before the clock starts); each of the k timed operations frees a
+ * random member and puts a new block of a random size (fully written) in
+ * its place.
  */
-INLINE double loop_random(alloc_fn a, release_fn f, long k)
+INLINE double loop_random(alloc_fn a, release_fn f, long k, const uint32_t *sz, int live)
 {
 	static unsigned char *v[LIVE];
 	static size_t vn[LIVE];
 	uintptr_t acc = 0;
 
-	for (int i = 0; i < LIVE; i++) {
-		vn[i] = rnd_size[(unsigned)i * 7919u % RND_N];
+	for (int i = 0; i < live; i++) {
+		vn[i] = sz[(unsigned)i * 7919u % RND_N];
 		v[i] = a(vn[i]);
 		if (!v[i])
 			oom(cur_name);
@@ -300,8 +461,8 @@ INLINE double loop_random(alloc_fn a, release_fn f, long k)
 	}
 	timer_start();
 	for (long i = 0; i < k; i++) {
-		unsigned j = rnd_slot[i & (RND_N - 1)];
-		size_t n = rnd_size[i & (RND_N - 1)];
+		unsigned j = rnd_slot[i & (RND_N - 1)] % (unsigned)live;
+		size_t n = sz[i & (RND_N - 1)];
 		f(v[j], vn[j]);
 		unsigned char *p = a(n);
 		if (!p)
@@ -313,13 +474,13 @@ INLINE double loop_random(alloc_fn a, release_fn f, long k)
 		vn[j] = n;
 	}
 	double t = timer_stop();
-	for (int i = 0; i < LIVE; i++)
+	for (int i = 0; i < live; i++)
 		f(v[i], vn[i]);
 	sink ^= acc;
 	return t;
 }
 
-/* Case 4, per thread: k rounds of 100 x (alloc(32) + write), then frees. */
+/* 4, per thread: k rounds of 100 x (alloc(32) + write), then frees. */
 INLINE void loop_work(alloc_fn a, release_fn f, long k)
 {
 	unsigned char *v[THREAD_BATCH];
@@ -342,14 +503,23 @@ INLINE void loop_work(alloc_fn a, release_fn f, long k)
 	sink ^= acc;
 }
 
-#define DEFINE_LOOPS(id)                                                        \
+#define DEFINE_LOOPS(id)                                                                       \
 	static double pairs_##id(long k) { return loop_pairs(alloc_##id, release_##id, k); }   \
 	static double batch_##id(long k) { return loop_batch(alloc_##id, release_##id, k); }   \
-	static double random_##id(long k) { return loop_random(alloc_##id, release_##id, k); } \
+	static double random_##id(long k)                                                      \
+	{                                                                                      \
+		return loop_random(alloc_##id, release_##id, k, rnd_size, LIVE);               \
+	}                                                                                      \
+	static double big_##id(long k)                                                         \
+	{                                                                                      \
+		return loop_random(alloc_##id, release_##id, k, big_size, BIG_LIVE);           \
+	}                                                                                      \
 	static void work_##id(long k) { loop_work(alloc_##id, release_##id, k); }
 
 DEFINE_LOOPS(secretmem)
 DEFINE_LOOPS(glibc)
+DEFINE_LOOPS(mimalloc)
+DEFINE_LOOPS(jemalloc)
 DEFINE_LOOPS(openssl)
 DEFINE_LOOPS(sodium)
 DEFINE_LOOPS(naive)
@@ -358,28 +528,28 @@ struct allocator {
 	const char *name;
 	alloc_fn alloc;
 	release_fn release;
+	void *(*realloc)(void *, size_t, size_t);
+	void (*trim)(void);
 	double (*pairs)(long);
 	double (*batch)(long);
 	double (*random)(long);
+	double (*big)(long);
 	void (*work)(long);
 	int available;
 	const char *why; /* when not available */
 };
 
-#define ALLOCATOR(id)                                                           \
-	{ #id, alloc_##id, release_##id, pairs_##id, batch_##id, random_##id,   \
-	  work_##id, 1, NULL }
+#define ALLOCATOR(id)                                                                          \
+	{ #id, alloc_##id, release_##id, realloc_##id, trim_##id, pairs_##id, batch_##id,      \
+	  random_##id, big_##id, work_##id, 1, NULL }
 
 static struct allocator allocs[NALLOC] = {
-	ALLOCATOR(secretmem),
-	ALLOCATOR(glibc),
-	ALLOCATOR(openssl),
-	ALLOCATOR(sodium),
-	ALLOCATOR(naive),
+	ALLOCATOR(secretmem), ALLOCATOR(glibc),  ALLOCATOR(mimalloc), ALLOCATOR(jemalloc),
+	ALLOCATOR(openssl),   ALLOCATOR(sodium), ALLOCATOR(naive),
 };
 
 static const char *const col_name[NALLOC] = {
-	"secretmem", "glibc+bzero", "openssl-sh", "sodium", "naive-memfd",
+	"secretmem", "glibc+bzero", "mimalloc", "jemalloc", "openssl-sh", "sodium", "naive-memfd",
 };
 
 static int find_alloc(const char *name)
@@ -390,34 +560,112 @@ static int find_alloc(const char *name)
 	return -1;
 }
 
-/* ------------------------------------------------------------------ */
-/* Measurement                                                         */
-/* ------------------------------------------------------------------ */
-
-/* One single-threaded figure: ns per op. */
-struct timing {
-	double wall;  /* the best wall time                       */
-	double cpu;   /* the best CPU time                        */
-	double share; /* CPU / wall time of the best wall-time run */
-};
+static char general_why[2][256];
 
 /*
- * The machine may be shared: other processes only ever add time, so the
- * best of the repetitions is the estimate.
- *
+ * mimalloc and jemalloc from Debian's shared libraries, each in its own
+ * symbol scope: RTLD_LOCAL keeps their malloc out of the process's global
+ * scope (the process's malloc stays glibc's), RTLD_DEEPBIND makes their own
+ * calls bind inside them.  A missing library makes that column "n/a" with
+ * the reason.
+ */
+static void load_general(void)
+{
+	void *h = dlopen("libmimalloc.so.2", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+
+	if (h) {
+		*(void **)&mi_malloc_p = dlsym(h, "mi_malloc");
+		*(void **)&mi_free_p = dlsym(h, "mi_free");
+		*(void **)&mi_realloc_p = dlsym(h, "mi_realloc");
+		*(void **)&mi_collect_p = dlsym(h, "mi_collect");
+	}
+	if (!h || !mi_malloc_p || !mi_free_p || !mi_realloc_p) {
+		snprintf(general_why[0], sizeof(general_why[0]), "libmimalloc.so.2: %s (Debian package libmimalloc2.0)",
+			 h ? "mi_malloc/mi_free/mi_realloc missing" : dlerror());
+		allocs[A_MIMALLOC].available = 0;
+		allocs[A_MIMALLOC].why = general_why[0];
+	}
+	h = dlopen("libjemalloc.so.2", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	if (h) {
+		*(void **)&je_mallocx_p = dlsym(h, "mallocx");
+		*(void **)&je_dallocx_p = dlsym(h, "dallocx");
+		*(void **)&je_rallocx_p = dlsym(h, "rallocx");
+		*(void **)&je_mallctl_p = dlsym(h, "mallctl");
+	}
+	if (!h || !je_mallocx_p || !je_dallocx_p || !je_rallocx_p) {
+		snprintf(general_why[1], sizeof(general_why[1]), "libjemalloc.so.2: %s (Debian package libjemalloc2)",
+			 h ? "mallocx/dallocx/rallocx missing" : dlerror());
+		allocs[A_JEMALLOC].available = 0;
+		allocs[A_JEMALLOC].why = general_why[1];
+	}
+}
+
+/* The library that defines the process's malloc (should be libc). */
+static const char *process_malloc(void)
+{
+	Dl_info di;
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+
+	if (m && dladdr(m, &di) && di.dli_fname) {
+		const char *s = strrchr(di.dli_fname, '/');
+		return s ? s + 1 : di.dli_fname;
+	}
+	return "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* Samples and rounds                                                  */
+/* ------------------------------------------------------------------ */
+
+enum {
+	W_PAIR, W_BATCH, W_RANDOM, W_THR1, W_THR2, W_BIG,
+	W_CH_FRESH, W_CH_WARM, W_CH_CHURN, W_CH_TRIM, W_CH_FORK, W_GROW,
+	W_PS_FRESH, W_PS_WARM, W_PS_CHURN, W_PS_TRIM, W_PS_FORK, NWORK
+};
+
+/* One run of one workload by one allocator: per operation, except aux. */
+struct sample {
+	double cpu, wall;   /* ns per operation                               */
+	double faults;      /* minor page faults per operation                */
+	double maps;        /* new secretmem mappings per operation (secretmem) */
+	double aux_cpu, aux_wall; /* threads: busiest thread's CPU, total wall;
+	                             growth: the page-fault floor per secret   */
+};
+
+struct series {
+	int n;
+	struct sample s[MAXROUNDS];
+};
+
+static struct series ser[NWORK][NALLOC];
+static double sweep[NALLOC][SWEEP_PROCS]; /* max/min pair time over positions */
+static double sweep_npos[NALLOC], sweep_same[NALLOC];
+static const char *chain_state[] = { "fresh", "warm", "churn", "trim", "fork" };
+
+static void add_sample(int w, int a, struct sample s)
+{
+	struct series *q = &ser[w][a];
+
+	if (q->n < MAXROUNDS)
+		q->s[q->n++] = s;
+}
+
+/*
  * The number of units (k) for which run(k) takes about opt.target_ns: runs
- * of growing k (which also warm the allocator up) for half that time; the
- * fastest of them per unit sets k, so one run that was preempted cannot.
+ * of growing k (which also warm the allocator up) for at least half that
+ * time, and until one run took a sixteenth of it (so that the clock's own
+ * cost does not set k); the allocator's first call is left out.
  */
 static long calibrate(double (*run)(long, void *), void *arg)
 {
 	long k = 1;
-	double spent = 0, per = INFINITY;
+	double spent = 0, per = INFINITY, t = 0;
 
-	while (spent < opt.target_ns / 2) {
-		double t = run(k, arg);
+	run(1, arg); /* the first call may set the allocator up: not timed */
+	while (spent < opt.target_ns / 2 || t < opt.target_ns / 16) {
+		t = run(k, arg);
 		spent += t;
-		if (t / (double)k < per)
+		if (t >= opt.target_ns / 64 && t / (double)k < per)
 			per = t / (double)k;
 		if (t < opt.target_ns / 16 && k < (1L << 40))
 			k *= 4;
@@ -433,67 +681,50 @@ static double run_single(long k, void *arg)
 	return run(k);
 }
 
-/* Keep the best of opt.reps runs of about opt.target_ns, in ns per op. */
-static struct timing measure(double (*run)(long), double ops_per_unit)
+/* One timed single-thread run of k units of ops_per_unit operations. */
+static struct sample sample_single(int a, double (*run)(long), long k, double ops_per_unit)
 {
-	struct timing tm = { INFINITY, INFINITY, 0 };
-	long k = calibrate(run_single, &run);
-	for (int r = 0; r < opt.reps; r++) {
-		double w = run(k), c = last_cpu, ops = (double)k * ops_per_unit;
-		if (w / ops < tm.wall) {
-			tm.wall = w / ops;
-			tm.share = c / w;
-		}
-		if (c / ops < tm.cpu)
-			tm.cpu = c / ops;
-	}
-	return tm;
+	count_maps = a == A_SECRETMEM;
+	double w = run(k), c = last_cpu, ops = (double)k * ops_per_unit;
+	struct sample s = { c / ops, w / ops, last_faults / ops, last_maps / ops, NAN, NAN };
+
+	count_maps = 0;
+	return s;
 }
 
 /*
- * Case 4: T threads each run work(k), started together on a barrier; the
- * elapsed time runs from the first thread's start to the last one's end,
- * as the threads themselves saw them.  Each thread also measures its CPU
- * time and its voluntary context switches (sleeps, e.g. on a lock).
+ * 4: T threads each run work(k), started together on a barrier.  Wall time
+ * from the first thread's start to the last one's end; CPU time: the sum
+ * over the threads of each one's CPU time from its start to its end (the
+ * process's CPU time for the work, without creating and ending the
+ * threads), and the busiest thread's.
  */
 struct thread_arg {
 	void (*work)(long);
 	long k;
 	pthread_barrier_t *start;
 	double t0, t1, cpu;
-	long sleeps;
 } __attribute__((aligned(64)));
-
-struct thread_run {
-	double wall;    /* first start to last end                 */
-	double cpu_max; /* CPU time of the thread that used most    */
-	double cpu_sum;
-	long sleeps;
-};
 
 static void *thread_main(void *p)
 {
 	struct thread_arg *a = p;
-	struct rusage ru0, ru1;
 
 	pthread_barrier_wait(a->start);
-	getrusage(RUSAGE_THREAD, &ru0);
 	double c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	a->t0 = now_ns();
 	a->work(a->k);
 	a->t1 = now_ns();
 	a->cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-	getrusage(RUSAGE_THREAD, &ru1);
-	a->sleeps = ru1.ru_nvcsw - ru0.ru_nvcsw;
 	return NULL;
 }
 
-static struct thread_run run_threads(void (*work)(long), long k, int nthreads)
+static struct sample run_threads(void (*work)(long), long k, int nthreads)
 {
 	pthread_t tid[2];
 	struct thread_arg arg[2];
 	pthread_barrier_t start;
-	struct thread_run tr = { 0, 0, 0, 0 };
+	double busy = 0, t0 = INFINITY, t1 = 0, pcpu = 0;
 
 	if (pthread_barrier_init(&start, NULL, (unsigned)nthreads) != 0)
 		die("pthread_barrier_init");
@@ -502,59 +733,62 @@ static struct thread_run run_threads(void (*work)(long), long k, int nthreads)
 		if (pthread_create(&tid[i], NULL, thread_main, &arg[i]) != 0)
 			die("pthread_create");
 	}
-	double t0 = INFINITY, t1 = 0;
 	for (int i = 0; i < nthreads; i++) {
 		pthread_join(tid[i], NULL);
 		t0 = arg[i].t0 < t0 ? arg[i].t0 : t0;
 		t1 = arg[i].t1 > t1 ? arg[i].t1 : t1;
-		tr.cpu_max = arg[i].cpu > tr.cpu_max ? arg[i].cpu : tr.cpu_max;
-		tr.cpu_sum += arg[i].cpu;
-		tr.sleeps += arg[i].sleeps;
+		busy = arg[i].cpu > busy ? arg[i].cpu : busy;
+		pcpu += arg[i].cpu;
 	}
 	pthread_barrier_destroy(&start);
-	tr.wall = t1 - t0;
-	return tr;
+	double ops = (double)nthreads * (double)k * THREAD_BATCH;
+	return (struct sample){ pcpu / ops, (t1 - t0) / ops, NAN, NAN, busy, t1 - t0 };
 }
 
 static double run_one_thread(long k, void *arg)
 {
 	void (*work)(long) = *(void (**)(long))arg;
 
-	return run_threads(work, k, 1).wall;
+	return run_threads(work, k, 1).aux_wall;
 }
 
-/* Case 4 figures, in blocks (alloc + write + free) per second. */
-struct throughput {
-	double wall;   /* the best, by wall time                           */
-	double cpu;    /* the best, by the CPU time of the busiest thread:
-	                  what the threads would do on CPUs of their own   */
-	double share;  /* CPU time / (threads x wall) of the best wall run */
-	double sleeps; /* voluntary context switches per 10^6 blocks       */
-};
-
-static void measure_threads(void (*work)(long), struct throughput *tp)
+/* The in-process workloads, in interleaved rounds. */
+static void measure_in_process(void)
 {
-	long k = calibrate(run_one_thread, &work);
-	long sleeps[2] = { 0, 0 };
+	static const int works[] = { W_PAIR, W_BATCH, W_RANDOM, W_BIG, W_THR1 };
+	long k[NALLOC];
 
-	for (int t = 0; t < 2; t++)
-		tp[t] = (struct throughput){ 0, 0, 0, 0 };
-	for (int r = 0; r < opt.reps; r++) { /* interleaved: same noise for both */
-		for (int t = 0; t < 2; t++) {
-			struct thread_run tr = run_threads(work, k, t + 1);
-			double ops = (double)(t + 1) * (double)k * THREAD_BATCH;
-			if (ops / tr.wall * 1e9 > tp[t].wall) {
-				tp[t].wall = ops / tr.wall * 1e9;
-				tp[t].share = tr.cpu_sum / ((t + 1) * tr.wall);
+	for (size_t wi = 0; wi < sizeof(works) / sizeof(works[0]); wi++) {
+		int w = works[wi];
+		for (int a = 0; a < NALLOC; a++) {
+			struct allocator *al = &allocs[a];
+			if (!al->available)
+				continue;
+			cur_name = al->name;
+			double (*run)(long) = w == W_PAIR ? al->pairs : w == W_BATCH ? al->batch
+					    : w == W_RANDOM ? al->random : al->big;
+			k[a] = w == W_THR1 ? calibrate(run_one_thread, &al->work) : calibrate(run_single, &run);
+		}
+		fprintf(stderr, "bench: workload %d, %d rounds\n", w, opt.rounds);
+		for (int r = 0; r < opt.rounds; r++) {
+			for (int i = 0; i < NALLOC; i++) {
+				int a = (i + r) % NALLOC;
+				struct allocator *al = &allocs[a];
+				if (!al->available)
+					continue;
+				cur_name = al->name;
+				switch (w) {
+				case W_PAIR: add_sample(w, a, sample_single(a, al->pairs, k[a], 1)); break;
+				case W_BATCH: add_sample(w, a, sample_single(a, al->batch, k[a], BATCH)); break;
+				case W_RANDOM: add_sample(w, a, sample_single(a, al->random, k[a], 1)); break;
+				case W_BIG: add_sample(w, a, sample_single(a, al->big, k[a], 1)); break;
+				default:
+					add_sample(W_THR1, a, run_threads(al->work, k[a], 1));
+					add_sample(W_THR2, a, run_threads(al->work, k[a], 2));
+				}
 			}
-			if (ops / tr.cpu_max * 1e9 > tp[t].cpu)
-				tp[t].cpu = ops / tr.cpu_max * 1e9;
-			sleeps[t] += tr.sleeps;
 		}
 	}
-	for (int t = 0; t < 2; t++)
-		tp[t].sleeps = (double)sleeps[t] * 1e6 /
-			       ((double)opt.reps * (t + 1) * (double)k * THREAD_BATCH);
 }
 
 /* ------------------------------------------------------------------ */
@@ -621,10 +855,107 @@ static int cmp_uptr(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static size_t stat_field(int which)
+{
+	struct secretmem_stats st;
+
+	if (secretmem_stats(&st) != 0)
+		return 0;
+	return which == 0 ? st.pages_faulted : which == 1 ? st.pages_mapped : st.regions;
+}
+
+static void print_loadavg(const char *when)
+{
+	char buf[128] = "?";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			snprintf(buf, sizeof(buf), "?\n");
+		fclose(f);
+	}
+	printf("load average %s: %s", when, buf);
+}
+
+static void fill_random_tables(void)
+{
+	uint64_t x = 0x2545f4914f6cdd1dull;
+
+	for (int i = 0; i < RND_N; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		rnd_size[i] = 16 + (uint32_t)(x % 497);
+		rnd_slot[i] = (uint32_t)((x >> 20) % LIVE);
+		big_size[i] = 1 + (uint32_t)((x >> 32) % BIG_MAX);
+	}
+}
+
+/*
+ * Run this program again with --child what arg [arg2]; parse up to nout numbers
+ * from its output.  Returns the count parsed, or -1 (status describes why).
+ */
+static int run_child(const char *what, const char *arg, const char *arg2, double *out, int nout,
+		     char *status, size_t status_len)
+{
+	int fd[2];
+
+	snprintf(status, status_len, "failed");
+	fflush(NULL);
+	if (pipe(fd) != 0)
+		die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execl("/proc/self/exe", "bench", "--child", what, arg, arg2, (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	char buf[512];
+	size_t len = 0;
+	ssize_t r;
+	while ((r = read(fd[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)r;
+	close(fd[0]);
+	buf[len] = 0;
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		die("waitpid");
+	if (WIFSIGNALED(st)) {
+		snprintf(status, status_len, "killed by SIG%s", sigabbrev_np(WTERMSIG(st)) ?
+			 sigabbrev_np(WTERMSIG(st)) : "?");
+		return -1;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		snprintf(status, status_len, "exit %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return -1;
+	}
+	int n = 0;
+	char *s = buf, *end;
+	while (n < nout) {
+		double d = strtod(s, &end);
+		if (end == s)
+			break;
+		out[n++] = d;
+		s = end;
+	}
+	snprintf(status, status_len, "ok");
+	return n;
+}
+
 /* Initialise the allocator a for a child case; arena: OpenSSL heap size. */
 static int child_init(int a, size_t arena)
 {
+	struct secretmem_stats st;
+
 	switch (a) {
+	case A_SECRETMEM:
+		secretmem_stats(&st); /* the library's set-up, outside the clock */
+		return 1;
 	case A_OPENSSL:
 		return CRYPTO_secure_malloc_init(arena, 16);
 	case A_SODIUM:
@@ -637,18 +968,236 @@ static int child_init(int a, size_t arena)
 		raise_nofile();
 		return 1;
 	default:
+		if (!allocs[a].available) {
+			fprintf(stderr, "bench: %s: %s\n", allocs[a].name, allocs[a].why);
+			exit(2);
+		}
 		return 1;
 	}
 }
 
-static size_t stat_field(int which)
+/* 6: one chain 16 B -> 64 KiB by doubling, each new part written. */
+static void chain_once(int a, double *out)
 {
-	struct secretmem_stats st;
+	const struct allocator *al = &allocs[a];
 
-	if (secretmem_stats(&st) != 0)
-		return 0;
-	return which == 0 ? st.pages_faulted : which == 1 ? st.pages_mapped : st.regions;
+	count_maps = a == A_SECRETMEM;
+	timer_start();
+	size_t n = 16;
+	unsigned char *p = al->alloc(n);
+	if (!p)
+		oom(al->name);
+	memset(p, 1, n);
+	while (n < BIG_MAX) {
+		unsigned char *q = al->realloc(p, n, 2 * n);
+		if (!q)
+			oom(al->name);
+		memset(q + n, (int)n | 1, n);
+		ESCAPE(q);
+		p = q;
+		n *= 2;
+	}
+	al->release(p, n);
+	out[1] = timer_stop();
+	out[0] = last_cpu;
+	out[2] = last_faults;
+	out[3] = last_maps;
+	count_maps = 0;
 }
+
+/* The churn of 5 for n operations, then every block freed. */
+static void churn_big(int a, long n)
+{
+	cur_name = allocs[a].name;
+	loop_random(allocs[a].alloc, allocs[a].release, n, big_size, BIG_LIVE);
+}
+
+#define STATE_PAIRS 20000 /* pairs timed in each state of 6 */
+
+/* 6: STATE_PAIRS pairs of alloc(32) + write + free, per pair. */
+static void pairs_once(int a, double *out)
+{
+	count_maps = a == A_SECRETMEM;
+	double w = allocs[a].pairs(STATE_PAIRS);
+	out[0] = last_cpu / STATE_PAIRS;
+	out[1] = w / STATE_PAIRS;
+	out[2] = last_faults / STATE_PAIRS;
+	out[3] = last_maps / STATE_PAIRS;
+	count_maps = 0;
+}
+
+/*
+ * 6 in one state: the chain (what = chain_once) or the pairs (pairs_once),
+ * after the state is set up in this fresh process.
+ */
+static int child_state(int a, const char *state, void (*measure)(int, double *))
+{
+	double out[4];
+
+	child_init(a, OSSL_ARENA);
+	if (strcmp(state, "fresh") != 0)
+		chain_once(a, out); /* the warm-up chain */
+	if (strcmp(state, "churn") == 0 || strcmp(state, "trim") == 0)
+		churn_big(a, CHAIN_CHURN_OPS);
+	if (strcmp(state, "trim") == 0)
+		allocs[a].trim();
+	if (strcmp(state, "fork") == 0) {
+		int fd[2];
+		if (pipe(fd) != 0)
+			die("pipe");
+		fflush(NULL);
+		pid_t pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (pid == 0) {
+			measure(a, out);
+			_exit(write(fd[1], out, sizeof(out)) == (ssize_t)sizeof(out) ? 0 : 1);
+		}
+		close(fd[1]);
+		int st;
+		ssize_t got = read(fd[0], out, sizeof(out));
+		if (waitpid(pid, &st, 0) != pid || got != (ssize_t)sizeof(out) || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0) {
+			fprintf(stderr, "bench: %s: the forked child failed\n", allocs[a].name);
+			return 2;
+		}
+	} else {
+		measure(a, out);
+	}
+	printf("%.4f %.4f %.6f %.6f\n", out[0], out[1], out[2], out[3]);
+	return 0;
+}
+
+/*
+ * 7: the page-fault floor - FLOOR_PAGES fresh pages of one memfd_secret
+ * mapping, one byte written in each - then GROW_N new 32-byte secrets
+ * (each written), in this fresh process.  Prints, per secret: CPU and wall
+ * time of the growth, and of the floor (the time per page divided by the
+ * 32-byte slots in a page).
+ */
+static int child_grow(int a)
+{
+	static unsigned char *v[GROW_N];
+	size_t len = FLOOR_PAGES * page_size;
+	int n = (a == A_SODIUM || a == A_NAIVE) ? GROW_N_SLOW : GROW_N;
+
+	child_init(a, OSSL_ARENA);
+	int fd = secretmem_memfd(O_CLOEXEC);
+	if (fd < 0) {
+		errno = -fd;
+		die("memfd_secret");
+	}
+	if (ftruncate(fd, (off_t)len) != 0)
+		die("ftruncate");
+	unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		die("mmap");
+	timer_start();
+	for (size_t i = 0; i < FLOOR_PAGES; i++)
+		m[i * page_size] = 1;
+	double fw = timer_stop(), fc = last_cpu;
+	munmap(m, len);
+	close(fd);
+	double slots = (double)(page_size / SMALL) * FLOOR_PAGES;
+
+	cur_name = allocs[a].name;
+	timer_start();
+	for (int i = 0; i < n; i++) {
+		unsigned char *p = allocs[a].alloc(SMALL);
+		if (!p)
+			oom(allocs[a].name);
+		memset(p, i | 1, SMALL);
+		ESCAPE(p);
+		v[i] = p;
+	}
+	double gw = timer_stop(), gc = last_cpu;
+	ESCAPE(v);
+	printf("%.2f %.2f %.3f %.3f\n", gc / n, gw / n, fc / slots, fw / slots);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * 8: the pair (alloc(16) + write + free) at every 16-byte position in a
+ * page: 16-byte blocks are allocated until one sits at every position (or
+ * 50,000 were taken); then, per position, that block is freed and `pairs`
+ * pairs are timed (an allocator that reuses the last freed block hands the
+ * same one back each time), nine times over the positions; per position
+ * the median CPU time.  Prints max/min over the positions, the number of
+ * positions, and the share of pairs that got the freed block back.
+ */
+#define POSITIONS 256
+#define SWEEP_REPS 9
+
+static int child_sweep(int a, long pairs)
+{
+	const struct allocator *al = &allocs[a];
+	static unsigned char *held[POSITIONS], *extra[50000];
+	static double t[POSITIONS][SWEEP_REPS];
+	int npos = 0, nextra = 0;
+	long same = 0, total = 0;
+
+	child_init(a, OSSL_ARENA);
+	cur_name = al->name;
+	for (int i = 0; i < 50000 && npos < (int)(page_size / 16); i++) {
+		unsigned char *p = al->alloc(16);
+		if (!p)
+			oom(al->name);
+		memset(p, 1, 16);
+		size_t pos = ((uintptr_t)p % page_size) / 16;
+		if (pos < POSITIONS && !held[pos]) {
+			held[pos] = p;
+			npos++;
+		} else {
+			extra[nextra++] = p;
+		}
+	}
+	for (int rep = 0; rep < SWEEP_REPS; rep++) {
+		for (int pos = 0; pos < POSITIONS; pos++) {
+			if (!held[pos])
+				continue;
+			unsigned char *b = held[pos];
+			al->release(b, 16);
+			timer_start();
+			for (long i = 0; i < pairs; i++) {
+				unsigned char *p = al->alloc(16);
+				if (!p)
+					oom(al->name);
+				memset(p, (int)i | 1, 16);
+				ESCAPE(p);
+				same += p == b;
+				al->release(p, 16);
+			}
+			timer_stop();
+			total += pairs;
+			t[pos][rep] = last_cpu / (double)pairs;
+			held[pos] = al->alloc(16);
+			if (!held[pos])
+				oom(al->name);
+		}
+	}
+	double lo = INFINITY, hi = 0;
+	for (int pos = 0; pos < POSITIONS; pos++) {
+		if (!held[pos])
+			continue;
+		qsort(t[pos], SWEEP_REPS, sizeof(double), cmp_double);
+		double m = t[pos][SWEEP_REPS / 2];
+		if (getenv("BENCH_SWEEP_DEBUG"))
+			fprintf(stderr, "%d %.2f\n", pos, m);
+		lo = m < lo ? m : lo;
+		hi = m > hi ? m : hi;
+	}
+	ESCAPE(extra);
+	printf("%.4f %d %.4f\n", hi / lo, npos, (double)same / (double)total);
+	return 0;
+}
+
 
 /*
  * Case 5 (child): 10,000 x 32 B, each written.  Prints: distinct pages
@@ -840,322 +1389,476 @@ static int child_main(int argc, char **argv)
 		fprintf(stderr, "bench: unknown allocator %s\n", argv[3]);
 		return 2;
 	}
+	fill_random_tables();
 	if (strcmp(argv[2], "pages") == 0)
 		return child_pages(a);
 	if (strcmp(argv[2], "memlock") == 0)
 		return child_memlock(a);
+	if (strcmp(argv[2], "chain") == 0 && argc >= 5)
+		return child_state(a, argv[4], chain_once);
+	if (strcmp(argv[2], "pairstate") == 0 && argc >= 5)
+		return child_state(a, argv[4], pairs_once);
+	if (strcmp(argv[2], "grow") == 0)
+		return child_grow(a);
+	if (strcmp(argv[2], "sweep") == 0 && argc >= 5)
+		return child_sweep(a, atol(argv[4]));
 	fprintf(stderr, "bench: unknown child case %s\n", argv[2]);
 	return 2;
 }
 
-/*
- * Run this program again with --child what arg; parse up to nout numbers
- * from its output.  Returns the count parsed, or -1 (status describes why).
- */
-static int run_child(const char *what, const char *arg, double *out, int nout,
-		     char *status, size_t status_len)
-{
-	int fd[2];
-
-	snprintf(status, status_len, "failed");
-	fflush(NULL);
-	if (pipe(fd) != 0)
-		die("pipe");
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (pid == 0) {
-		dup2(fd[1], 1);
-		close(fd[0]);
-		close(fd[1]);
-		execl("/proc/self/exe", "bench", "--child", what, arg, (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	char buf[512];
-	size_t len = 0;
-	ssize_t r;
-	while ((r = read(fd[0], buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)r;
-	close(fd[0]);
-	buf[len] = 0;
-	int st;
-	if (waitpid(pid, &st, 0) != pid)
-		die("waitpid");
-	if (WIFSIGNALED(st)) {
-		snprintf(status, status_len, "killed by SIG%s", sigabbrev_np(WTERMSIG(st)) ?
-			 sigabbrev_np(WTERMSIG(st)) : "?");
-		return -1;
-	}
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(status, status_len, "exit %d", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-		return -1;
-	}
-	int n = 0;
-	char *s = buf, *end;
-	while (n < nout) {
-		double d = strtod(s, &end);
-		if (end == s)
-			break;
-		out[n++] = d;
-		s = end;
-	}
-	snprintf(status, status_len, "ok");
-	return n;
-}
-
 /* ------------------------------------------------------------------ */
-/* Results and the table                                               */
+/* The cases run in fresh processes                                    */
 /* ------------------------------------------------------------------ */
 
-struct result {
-	struct timing pair, batch, random;  /* cases 1-3: ns per op             */
-	struct throughput thr[2];           /* case 4: 1 and 2 threads          */
-	double pages, locked_kib;           /* case 5                           */
-	double distinct, mapped, regions;   /* case 5, secretmem details        */
-	double memlock, memlock_kib;        /* case 6                           */
-	int memlock_note;                   /* case 6: 1 unlocked arena, 2 cap, 3 sodium */
+struct once {                       /* 9-11: one run each              */
+	double pages, locked_kib;          /* 9                            */
+	double distinct, mapped, regions;  /* 9, secretmem details          */
+	double memlock, memlock_kib;       /* 10                           */
+	int memlock_note;                  /* 10: 1 unlocked arena, 2 cap, 3 sodium */
 	char pages_status[48], memlock_status[48];
 };
 
-static struct result res[NALLOC];
+static struct once res[NALLOC];
 static double churn[2][8];
 static char churn_status[2][48];
-static int misses;
+static char child_fail[256]; /* the first failure of a per-round child */
 
-/* Format v with a precision that suits its magnitude; NaN prints "-". */
-static const char *num(char *buf, size_t len, double v)
+static void note_child_fail(const char *what, int a, const char *status)
+{
+	if (!child_fail[0])
+		snprintf(child_fail, sizeof(child_fail), "%s %s: %s", what, allocs[a].name, status);
+}
+
+/* 6, 7 and 8, in rounds of fresh processes, the allocators taking turns. */
+static void measure_children(void)
+{
+	double out[8];
+	char st[48], arg[32];
+
+	for (int r = 0; r < opt.child_rounds; r++) {
+		fprintf(stderr, "bench: realloc chains and live-set growth, round %d of %d\n", r + 1,
+			opt.child_rounds);
+		for (int c = 0; c < 5; c++) {
+			for (int i = 0; i < NALLOC; i++) {
+				int a = (i + r) % NALLOC;
+				if (!allocs[a].available)
+					continue;
+				struct sample s = { NAN, NAN, NAN, NAN, NAN, NAN };
+				if (run_child("chain", allocs[a].name, chain_state[c], out, 4, st, sizeof(st)) == 4)
+					s = (struct sample){ out[0], out[1], out[2], out[3], NAN, NAN };
+				else
+					note_child_fail("chain", a, st);
+				add_sample(W_CH_FRESH + c, a, s);
+			}
+			/* the pair in the same states: the four fastest allocators */
+			for (int i = 0; i < NALLOC; i++) {
+				int a = (i + r) % NALLOC;
+				if (!allocs[a].available || a > A_JEMALLOC)
+					continue;
+				struct sample s = { NAN, NAN, NAN, NAN, NAN, NAN };
+				if (run_child("pairstate", allocs[a].name, chain_state[c], out, 4, st, sizeof(st)) == 4)
+					s = (struct sample){ out[0], out[1], out[2], out[3], NAN, NAN };
+				else
+					note_child_fail("pairstate", a, st);
+				add_sample(W_PS_FRESH + c, a, s);
+			}
+		}
+		for (int i = 0; i < NALLOC; i++) {
+			int a = (i + r) % NALLOC;
+			if (!allocs[a].available)
+				continue;
+			struct sample s = { NAN, NAN, NAN, NAN, NAN, NAN };
+			if (run_child("grow", allocs[a].name, NULL, out, 4, st, sizeof(st)) == 4)
+				s = (struct sample){ out[0], out[1], NAN, NAN, out[2], out[3] };
+			else
+				note_child_fail("grow", a, st);
+			add_sample(W_GROW, a, s);
+		}
+	}
+	snprintf(arg, sizeof(arg), "%ld", opt.sweep_pairs);
+	for (int p = 0; p < SWEEP_PROCS; p++) {
+		fprintf(stderr, "bench: slot-offset sweep, process %d of %d\n", p + 1, SWEEP_PROCS);
+		for (int a = 0; a < NALLOC; a++) {
+			sweep[a][p] = NAN;
+			if (!allocs[a].available || a > A_JEMALLOC)
+				continue;
+			if (run_child("sweep", allocs[a].name, arg, out, 3, st, sizeof(st)) == 3) {
+				sweep[a][p] = out[0];
+				sweep_npos[a] = out[1];
+				sweep_same[a] = out[2];
+			} else {
+				note_child_fail("sweep", a, st);
+			}
+		}
+	}
+}
+
+/* 9-11 (one run each). */
+static void run_once_children(void)
+{
+	double out[8];
+	int n;
+
+	for (int a = 0; a < NALLOC; a++) {
+		struct once *r = &res[a];
+		if (!allocs[a].available)
+			continue;
+		fprintf(stderr, "bench: %s: pages of 10,000 x 32 B\n", allocs[a].name);
+		n = run_child("pages", allocs[a].name, NULL, out, 5, r->pages_status, sizeof(r->pages_status));
+		if (n == 5) {
+			r->pages = a == A_SECRETMEM ? out[2] : out[0];
+			r->locked_kib = out[1];
+			if (a == A_SECRETMEM) {
+				r->distinct = out[0];
+				r->mapped = out[3];
+				r->regions = out[4];
+			}
+		}
+		if (a == A_GLIBC || a == A_MIMALLOC || a == A_JEMALLOC)
+			continue; /* they lock nothing */
+		fprintf(stderr, "bench: %s: 32 B secrets under an 8 MiB memory-lock limit\n", allocs[a].name);
+		n = run_child("memlock", allocs[a].name, NULL, out, 5, r->memlock_status, sizeof(r->memlock_status));
+		if (n == 5) {
+			r->memlock = out[0];
+			r->memlock_kib = out[1];
+			if (a == A_OPENSSL && out[2] == 2)
+				r->memlock_note = 1;
+			else if (out[3] == 1)
+				r->memlock_note = 2;
+			else if (out[3] == 2)
+				r->memlock_note = 3;
+			if (a == A_OPENSSL && out[2] == 0)
+				snprintf(r->memlock_status, sizeof(r->memlock_status), "CRYPTO_secure_malloc_init failed");
+		}
+	}
+	for (int m = 0; m < 2; m++) {
+		fprintf(stderr, "bench: secretmem: churn of 10^6 operations (%s)\n", m ? "16-512 B" : "32 B");
+		n = run_child("churn", m ? "mixed" : "32", NULL, churn[m], 8, churn_status[m], sizeof(churn_status[m]));
+		if (n != 8)
+			churn[m][0] = NAN;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Figures and the table                                               */
+/* ------------------------------------------------------------------ */
+
+enum { F_CPU, F_WALL, F_FAULTS, F_MAPS, F_AUXCPU, F_AUXWALL };
+
+static double field(const struct sample *s, int f)
+{
+	switch (f) {
+	case F_CPU: return s->cpu;
+	case F_WALL: return s->wall;
+	case F_FAULTS: return s->faults;
+	case F_MAPS: return s->maps;
+	case F_AUXCPU: return s->aux_cpu;
+	default: return s->aux_wall;
+	}
+}
+
+struct spread {
+	double med, lo, hi;
+	int n;
+};
+
+static struct spread spread_of(double *v, int n)
+{
+	struct spread s = { NAN, NAN, NAN, 0 };
+	int m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			v[m++] = v[i];
+	if (m == 0)
+		return s;
+	qsort(v, (size_t)m, sizeof(double), cmp_double);
+	s.med = m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+	s.lo = v[0];
+	s.hi = v[m - 1];
+	s.n = m;
+	return s;
+}
+
+/* The median of field f of (w, a). */
+static struct spread value_of(int w, int a, int f)
+{
+	double v[MAXROUNDS];
+	const struct series *q = &ser[w][a];
+
+	for (int r = 0; r < q->n; r++)
+		v[r] = field(&q->s[r], f);
+	return spread_of(v, q->n);
+}
+
+/* Per round: field f of (w, a) over field g of (w2, b), same round. */
+static struct spread ratio_of(int w, int a, int f, int w2, int b, int g)
+{
+	double v[MAXROUNDS];
+	const struct series *p = &ser[w][a], *q = &ser[w2][b];
+	int n = p->n < q->n ? p->n : q->n;
+
+	for (int r = 0; r < n; r++)
+		v[r] = field(&p->s[r], f) / field(&q->s[r], g);
+	return spread_of(v, n);
+}
+
+/* A figure with a precision that suits its magnitude; NaN prints "-". */
+static const char *fig(char *buf, size_t len, double v)
 {
 	if (isnan(v))
 		snprintf(buf, len, "-");
-	else if (v >= 1000 || v == floor(v))
-		snprintf(buf, len, "%.0f", v);
 	else if (v >= 100)
+		snprintf(buf, len, "%.0f", v);
+	else if (v >= 10)
 		snprintf(buf, len, "%.1f", v);
-	else
+	else if (v >= 0.1)
 		snprintf(buf, len, "%.2f", v);
+	else
+		snprintf(buf, len, "%.3f", v);
 	return buf;
 }
 
-static void row_values(const char *label, const double *v, const char *suffix, const char *target)
+static const char *spread_str(char *buf, size_t len, struct spread s)
 {
-	char b[48], c[64];
+	char a[24], b[24], c[24];
 
-	printf("%-36s", label);
-	for (int a = 0; a < NALLOC; a++) {
-		if (!allocs[a].available)
-			printf(" %12s", "n/a");
-		else if (isnan(v[a]))
-			printf(" %12s", "-");
-		else {
-			if (*suffix == 'x' && v[a] < 100) /* a ratio */
-				snprintf(c, sizeof(c), "%.2fx", v[a]);
-			else
-				snprintf(c, sizeof(c), "%s%s", num(b, sizeof(b), v[a]), suffix);
-			printf(" %12s", c);
-		}
-	}
-	printf("  %s\n", target ? target : "");
+	if (isnan(s.med))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%s [%s-%s]", fig(a, sizeof(a), s.med), fig(b, sizeof(b), s.lo),
+			 fig(c, sizeof(c), s.hi));
+	return buf;
 }
 
-static const char *verdict(int ok)
+static int misses, targets;
+
+static const char *verdict(char *buf, size_t len, const char *what, double v, double limit, int at_most)
 {
-	return ok ? "PASS" : "MISS";
+	char b[24];
+	int ok = !isnan(v) && (at_most ? v <= limit : v >= limit);
+
+	targets++;
+	misses += !ok;
+	snprintf(buf, len, "%s %s%s: %s", what, at_most ? "<= " : ">= ", fig(b, sizeof(b), limit),
+		 ok ? "PASS" : "MISS");
+	return buf;
 }
 
-static const struct timing *timing_of(int a, size_t off)
-{
-	return (const struct timing *)(const void *)((const char *)&res[a] + off);
-}
+#define ROWFMT "  %-12s %11s  %-21s %-21s %s\n"
 
-static int busy_cases; /* cases judged on CPU time */
+static void heading(const char *title, const char *unit)
+{
+	printf("%s\n", title);
+	(void)unit;
+}
 
 /*
- * The rows of one single-threaded case: wall time, CPU time, and the ratio
- * to glibc.  The ratio uses wall time unless the best runs of secretmem or
- * glibc got less than 90 % of a CPU (a busy machine): then CPU time, and
- * the row says so.  limit > 0: the target ratio for secretmem.
+ * The rows of one timed workload: per allocator the median CPU time per
+ * operation, and the per-round ratios to glibc+bzero on CPU and wall time.
+ * limit > 0: the target for secretmem's CPU-time ratio.  extra: also print
+ * faults (and secretmem's new mappings) per operation.
  */
-static void timing_rows(const char *label, const char *unit, size_t off, double limit)
+static void timed_rows(int w, const char *title, double limit, int extra, double scale)
 {
-	const struct timing *sm = timing_of(A_SECRETMEM, off), *gl = timing_of(A_GLIBC, off);
-	int cpu = sm->share < 0.9 || gl->share < 0.9;
-	double v[NALLOC];
-	char l[64], t[96];
+	char v[32], r1[48], r2[48], t[160], e[96], b1[24], b2[24];
 
-	for (int a = 0; a < NALLOC; a++)
-		v[a] = timing_of(a, off)->wall;
-	snprintf(l, sizeof(l), "%s: %s", label, unit);
-	row_values(l, v, "", NULL);
-	for (int a = 0; a < NALLOC; a++)
-		v[a] = timing_of(a, off)->cpu;
-	snprintf(l, sizeof(l), "    CPU time, %s", unit);
-	row_values(l, v, "", NULL);
-	for (int a = 0; a < NALLOC; a++)
-		v[a] = cpu ? timing_of(a, off)->cpu / gl->cpu : timing_of(a, off)->wall / gl->wall;
-	double r = v[A_SECRETMEM];
-	if (limit > 0) {
-		int ok = r <= limit;
-		misses += !ok;
-		snprintf(t, sizeof(t), "<= %.0fx glibc: %.2fx %s", limit, r, verdict(ok));
-	} else {
-		snprintf(t, sizeof(t), "(no target)");
+	heading(title, NULL);
+	for (int a = 0; a < NALLOC; a++) {
+		if (!allocs[a].available) {
+			printf(ROWFMT, col_name[a], "n/a", "", "", "");
+			continue;
+		}
+		if (ser[w][a].n == 0)
+			continue; /* not run for this allocator */
+		struct spread c = ratio_of(w, a, F_CPU, w, A_GLIBC, F_CPU);
+		struct spread wl = ratio_of(w, a, F_WALL, w, A_GLIBC, F_WALL);
+		fig(v, sizeof(v), value_of(w, a, F_CPU).med / scale);
+		spread_str(r1, sizeof(r1), c);
+		spread_str(r2, sizeof(r2), wl);
+		t[0] = 0;
+		if (extra) {
+			double f = value_of(w, a, F_FAULTS).med, m = value_of(w, a, F_MAPS).med;
+			snprintf(e, sizeof(e), "faults %s", fig(b1, sizeof(b1), f));
+			if (!isnan(m))
+				snprintf(e + strlen(e), sizeof(e) - strlen(e), ", new maps %s", fig(b2, sizeof(b2), m));
+			snprintf(t, sizeof(t), "%s", e);
+		}
+		if (a == A_SECRETMEM && limit > 0) {
+			char vd[64];
+			snprintf(t + strlen(t), sizeof(t) - strlen(t), "%s%s", t[0] ? "; " : "",
+				 verdict(vd, sizeof(vd), "target", c.med, limit, 1));
+		}
+		printf(ROWFMT, col_name[a], v, r1, r2, t);
 	}
-	busy_cases += cpu && limit > 0;
-	row_values(cpu ? "    x glibc (CPU time: machine busy)" : "    x glibc", v, "x", t);
 }
 
 static void print_table(void)
 {
-	double v[NALLOC];
-	char t[160], b[48];
-	const struct result *sm = &res[A_SECRETMEM];
-	int ok;
+	char v[32], r1[48], r2[48], t[160], b[24];
 
-	printf("\n%-36s", "");
-	for (int a = 0; a < NALLOC; a++)
-		printf(" %12s", col_name[a]);
-	printf("  target (secretmem)\n");
-
-#define ROW(field, label, scale, suffix, target)                                \
-	do {                                                                    \
-		for (int a = 0; a < NALLOC; a++)                                \
-			v[a] = res[a].field / (scale);                          \
-		row_values(label, v, suffix, target);                           \
-	} while (0)
-
-	timing_rows("1 pair 32 B", "ns/pair", offsetof(struct result, pair), 2);
-	timing_rows("2 batch 1,000 live", "ns/block", offsetof(struct result, batch), 2);
-	timing_rows("3 random 16-512 B", "ns/op", offsetof(struct result, random), 0);
-
-	/* 2-thread speedup: by wall time, unless the machine was busy (the
-	 * best runs got less than 90 % of their CPUs) while the threads did
-	 * not sleep (a sleep, e.g. on a lock, would go unseen in CPU time):
-	 * then by CPU time. */
-	int busy = (sm->thr[0].share < 0.9 || sm->thr[1].share < 0.9) && sm->thr[1].sleeps < 100;
-	ROW(thr[0].wall, "4 1 thread: M blocks/s", 1e6, "", NULL);
-	ROW(thr[1].wall, "  2 threads: M blocks/s", 1e6, "", NULL);
-	for (int a = 0; a < NALLOC; a++)
-		v[a] = res[a].thr[1].wall / res[a].thr[0].wall;
-	double sp = v[A_SECRETMEM];
-	if (!busy) {
-		ok = sp >= 1.8;
-		misses += !ok;
-		snprintf(t, sizeof(t), ">= 1.8x: %.2fx %s", sp, verdict(ok));
+	printf("\n" ROWFMT, "workload", "CPU/op", "x glibc, CPU time", "x glibc, wall time", "per op / target");
+	printf("  %-12s %11s  %-21s %-21s\n", "", "(median)", "median [min-max]", "median [min-max]");
+	timed_rows(W_PAIR, "1 pair: alloc(32) + write + free, ns", 1.5, 0, 1);
+	timed_rows(W_BATCH, "2 batch: 1,000 x alloc(32) + write, then 1,000 frees, ns per block", 1.5, 0, 1);
+	timed_rows(W_RANDOM, "3 random 16-512 B, 1,000 live, free + alloc + write, ns", 1.5, 0, 1);
+	timed_rows(W_THR1, "4 1 thread: 100 x (alloc(32) + write), 100 frees, ns per block", 0, 0, 1);
+	timed_rows(W_THR2, "  2 threads: the same in each, ns per block (CPU time of both threads)", 0, 0, 1);
+	printf("  speedup 2/1 threads, per round: wall time | busiest thread's CPU time\n");
+	for (int a = 0; a < NALLOC; a++) {
+		if (!allocs[a].available)
+			continue;
+		/* same k: speedup = 2 x t(1) / t(2) */
+		struct spread sw = ratio_of(W_THR1, a, F_AUXWALL, W_THR2, a, F_AUXWALL);
+		struct spread sc = ratio_of(W_THR1, a, F_AUXCPU, W_THR2, a, F_AUXCPU);
+		sw.med *= 2, sw.lo *= 2, sw.hi *= 2;
+		sc.med *= 2, sc.lo *= 2, sc.hi *= 2;
+		t[0] = 0;
+		if (a == A_SECRETMEM)
+			verdict(t, sizeof(t), "CPU-time speedup", sc.med, 1.8, 0);
+		printf(ROWFMT, col_name[a], "", spread_str(r1, sizeof(r1), sw), spread_str(r2, sizeof(r2), sc), t);
 	}
-	row_values("    speedup 2/1 threads", v, "x", busy ? NULL : t);
-	for (int a = 0; a < NALLOC; a++)
-		v[a] = res[a].thr[1].cpu / res[a].thr[0].cpu;
-	sp = v[A_SECRETMEM];
-	if (busy) {
-		ok = sp >= 1.8;
-		misses += !ok;
-		busy_cases++;
-		snprintf(t, sizeof(t), ">= 1.8x: %.2fx %s (machine busy)", sp, verdict(ok));
-	}
-	row_values("    speedup by CPU time", v, "x", busy ? t : NULL);
-	ROW(thr[1].sleeps, "    2 threads: sleeps/10^6 blocks", 1, "", NULL);
+	timed_rows(W_BIG, "5 random 1 B-64 KiB, 64 live, free + alloc + write, us", 2, 1, 1000);
+	static const char *const ch_title[] = {
+		"6 realloc chain 16 B -> 64 KiB by doubling, us per chain: in a fresh process",
+		"  after one warm-up chain",
+		"  after the churn of 5 (500 operations, all freed)",
+		"  after the churn and the allocator's trim",
+		"  in a child after fork (after a warm-up chain)",
+	};
+	for (int c = 0; c < 5; c++)
+		timed_rows(W_CH_FRESH + c, ch_title[c], c == 0 ? 0 : 2, 1, 1000);
+	static const char *const ps_title[] = {
+		"6b pair 32 B in the same states, ns: in a fresh process",
+		"  after one warm-up chain",
+		"  after the churn of 5",
+		"  after the churn and the allocator's trim",
+		"  in a child after fork",
+	};
+	for (int c = 0; c < 5; c++)
+		timed_rows(W_PS_FRESH + c, ps_title[c], 1.5, 0, 1);
 
-	ok = !isnan(sm->pages) && sm->pages <= 90;
-	misses += !ok;
-	snprintf(t, sizeof(t), "<= 90 pages: %s %s", num(b, sizeof(b), sm->pages), verdict(ok));
-	ROW(pages, "5 10,000 x 32 B: secret pages", 1, "", t);
-	ROW(locked_kib, "    locked memory (VmLck), KiB", 1, "", NULL);
+	timed_rows(W_GROW, "7 growing the live set: 20,000 new 32-byte secrets in a fresh process, ns each", 0, 0, 1);
+	struct spread fl = value_of(W_GROW, A_SECRETMEM, F_AUXCPU);
+	struct spread fr = ratio_of(W_GROW, A_SECRETMEM, F_CPU, W_GROW, A_SECRETMEM, F_AUXCPU);
+	struct spread frw = ratio_of(W_GROW, A_SECRETMEM, F_WALL, W_GROW, A_SECRETMEM, F_AUXWALL);
+	printf("  page-fault floor (first touch of a fresh secret page / %zu slots): %s ns CPU\n", page_size / SMALL,
+	       fig(b, sizeof(b), fl.med));
+	verdict(t, sizeof(t), "target", fr.med, 1.2, 1);
+	printf(ROWFMT, "secretmem", "x floor", spread_str(r1, sizeof(r1), fr), spread_str(r2, sizeof(r2), frw), t);
 
-	ok = !isnan(sm->memlock) && sm->memlock >= 240000;
-	misses += !ok;
-	snprintf(t, sizeof(t), ">= 240,000: %s %s", num(b, sizeof(b), sm->memlock), verdict(ok));
-	ROW(memlock, "6 32 B secrets, 8 MiB memlock", 1, "", t);
-#undef ROW
-
-	for (int m = 0; m < 2; m++) {
-		const double *c = churn[m];
-		for (int a = 0; a < NALLOC; a++)
-			v[a] = NAN;
-		v[A_SECRETMEM] = c[0];
-		if (isnan(c[0])) {
-			snprintf(t, sizeof(t), "churn failed: %s", churn_status[m]);
-			if (m == 0)
-				misses++;
-		} else {
-			ok = c[0] <= c[1];
-			if (m == 0)
-				misses += !ok;
-			snprintf(t, sizeof(t), "<= high-water mark %.0f pages: %s%s", c[1],
-				 verdict(ok), m ? " (info)" : "");
+	printf("8 pair time over every 16-byte position in a page, max/min, in %d processes\n", SWEEP_PROCS);
+	for (int a = 0; a <= A_JEMALLOC; a++) {
+		if (!allocs[a].available)
+			continue;
+		char s[64] = "";
+		double worst = 0;
+		for (int p = 0; p < SWEEP_PROCS; p++) {
+			snprintf(s + strlen(s), sizeof(s) - strlen(s), "%s%s", p ? " " : "", fig(b, sizeof(b), sweep[a][p]));
+			worst = isnan(sweep[a][p]) || sweep[a][p] > worst ? sweep[a][p] : worst;
 		}
-		row_values(m ? "7 churn 10^6 ops 16-512 B: faults" : "7 churn 10^6 ops 32 B: faults",
-			   v, "", t);
+		snprintf(v, sizeof(v), "%.0f pos.", sweep_npos[a]);
+		t[0] = 0;
+		if (a == A_SECRETMEM)
+			verdict(t, sizeof(t), "each", worst, 1.25, 1);
+		snprintf(r2, sizeof(r2), "same block %.0f%%", 100 * sweep_same[a]);
+		printf(ROWFMT, col_name[a], v, s, r2, t);
 	}
-	printf("\ntargets missed: %d of 6\n", misses);
+
+	const struct once *sm = &res[A_SECRETMEM];
+	printf("9 secret pages used by 10,000 x 32 B | locked memory (VmLck), KiB\n");
+	for (int a = 0; a < NALLOC; a++) {
+		if (!allocs[a].available)
+			continue;
+		t[0] = 0;
+		if (a == A_SECRETMEM)
+			verdict(t, sizeof(t), "pages", sm->pages, 90, 1);
+		printf(ROWFMT, col_name[a], fig(v, sizeof(v), res[a].pages), fig(r1, sizeof(r1), res[a].locked_kib), "", t);
+	}
+	printf("10 32-byte secrets under an 8 MiB memory-lock limit\n");
+	for (int a = 0; a < NALLOC; a++) {
+		if (!allocs[a].available || a == A_GLIBC || a == A_MIMALLOC || a == A_JEMALLOC)
+			continue;
+		t[0] = 0;
+		if (a == A_SECRETMEM)
+			verdict(t, sizeof(t), "count", sm->memlock, 240000, 0);
+		printf(ROWFMT, col_name[a], fig(v, sizeof(v), res[a].memlock), "", "", t);
+	}
+	printf("11 secretmem, churn of 10^6 operations: pages faulted | live high-water mark, pages\n");
+	for (int m = 0; m < 2; m++) {
+		t[0] = 0;
+		if (isnan(churn[m][0])) {
+			snprintf(t, sizeof(t), "churn failed: %s", churn_status[m]);
+		} else if (m == 0) {
+			verdict(t, sizeof(t), "faults", churn[m][0], churn[m][1], 1);
+		}
+		printf(ROWFMT, m ? "16-512 B" : "32 B", fig(v, sizeof(v), churn[m][0]), fig(r1, sizeof(r1), churn[m][1]),
+		       "", m ? "(no target)" : t);
+	}
+	printf("\nsecretmem targets missed: %d of %d\n", misses, targets);
+	if (child_fail[0])
+		printf("a child case failed (its figure is left out): %s\n", child_fail);
 }
 
 static void print_notes(void)
 {
-	const struct result *sm = &res[A_SECRETMEM];
-	char b1[48], b2[48], b3[48];
+	const struct once *sm = &res[A_SECRETMEM];
+	char b1[24], b2[24], b3[24];
 
 	printf("\nNotes:\n");
-	printf("  1 alloc(32) + write 32 B + free.  2 1,000 allocs (each written), then 1,000\n"
-	       "  frees, per block.  3 free a random member of a 1,000-block live set, then\n"
-	       "  allocate and write a new block of a random size 16-512 B in its place.\n"
-	       "  4 each thread repeats 100 x (alloc(32) + write), then 100 frees; blocks per\n"
-	       "  second over all threads.  glibc calls explicit_bzero before free; OpenSSL\n"
-	       "  and sodium clear in their free; secretmem zeroes on free.  Timings: the\n"
-	       "  best of %d runs of ~%.0f ms each (other processes only add time); wall\n"
-	       "  time (CLOCK_MONOTONIC), and the thread's CPU time beside it.\n",
-	       opt.reps, opt.target_ns / 1e6);
-	printf("  4 speedup by CPU time: blocks per CPU-second of the busiest thread, 2\n"
-	       "  threads over 1 - what 2 threads would reach on CPUs of their own, as long\n"
-	       "  as they do not sleep (sleeps: voluntary context switches, e.g. on a lock).\n");
-	if (busy_cases)
-		printf("  The machine was busy (the best runs got < 90 %% of their CPUs): %d of\n"
-		       "  the targets above were judged on CPU time.  Rerun on an idle machine\n"
-		       "  for wall-time figures.\n", busy_cases);
-	printf("  5 secretmem: pages faulted (secretmem_stats); the others: distinct pages\n"
+	printf("  Ratios: per round, the allocator's time over glibc+bzero's in the same round;\n"
+	       "  median [min-max] over %d rounds (1-5, each run ~%.0f ms) or %d rounds of fresh\n"
+	       "  processes (6, 7).  CPU time: the thread's (4: the sum over the threads).\n"
+	       "  glibc, mimalloc and jemalloc call explicit_bzero before free; OpenSSL and\n"
+	       "  sodium clear in their free; secretmem zeroes on free.  mimalloc and jemalloc\n"
+	       "  are called through pointers (dlsym), the others directly.\n",
+	       opt.rounds, opt.target_ns / 1e6, opt.child_rounds);
+	printf("  5 faults: minor page faults per operation (getrusage); new maps: secretmem\n"
+	       "  mappings created per operation (regions_created).  6 each step writes the\n"
+	       "  new half; faults and maps per chain; the allocators without realloc\n"
+	       "  (openssl-sh, sodium, naive-memfd) allocate, copy and free.  Trim: secretmem_trim,\n"
+	       "  malloc_trim(0), mi_collect(true), jemalloc arena purge; none for the rest.\n"
+	       "  6b %d pairs in a fresh child per round and state, set up as for the chain\n"
+	       "  (secretmem, glibc, mimalloc and jemalloc only).\n", STATE_PAIRS);
+	printf("  7 the floor is measured in the same process before the growth: %d fresh\n"
+	       "  pages of one memfd_secret mapping, one byte written in each; x floor is the\n"
+	       "  per-round ratio of secretmem's ns per secret to it.  sodium and naive-memfd\n"
+	       "  add %d secrets (they take a page or more each).\n", FLOOR_PAGES, GROW_N_SLOW);
+	printf("  8 per position %ld pairs of alloc(16) + write + free after freeing the block\n"
+	       "  at that position, 9 times; the median per position; same block: share of\n"
+	       "  pairs that got the freed block back (the position measured).\n", opt.sweep_pairs);
+	printf("  9 secretmem: pages faulted (secretmem_stats); the others: distinct pages\n"
 	       "  holding the blocks.  secretmem: %s distinct pages hold the blocks, %s pages\n"
-	       "  mapped, %s new regions.  VmLck counts from before the allocator's init.\n",
-	       num(b1, sizeof(b1), sm->distinct), num(b2, sizeof(b2), sm->mapped),
-	       num(b3, sizeof(b3), sm->regions));
-	printf("  6 in a child without CAP_IPC_LOCK, RLIMIT_MEMLOCK 8 MiB; allocate 32 B\n"
+	       "  mapped, %s new regions.\n",
+	       fig(b1, sizeof(b1), sm->distinct), fig(b2, sizeof(b2), sm->mapped), fig(b3, sizeof(b3), sm->regions));
+	printf("  10 in a child without CAP_IPC_LOCK, RLIMIT_MEMLOCK 8 MiB; allocate 32 B\n"
 	       "  (written) until the allocator fails.  OpenSSL: an 8 MiB arena.\n");
 	for (int a = 0; a < NALLOC; a++) {
 		if (!allocs[a].available)
 			continue;
-		const struct result *r = &res[a];
-		if (a == A_OPENSSL && r->memlock_note == 0 && !isnan(r->memlock))
-			printf("    %s: the 8 MiB arena was mlock()ed whole at initialisation.\n",
-			       allocs[a].name);
+		const struct once *r = &res[a];
 		if (r->memlock_note == 1)
-			printf("    %s: the arena could not be mlock()ed; its blocks are not locked.\n",
-			       allocs[a].name);
+			printf("    %s: the arena could not be mlock()ed; its blocks are not locked.\n", allocs[a].name);
 		else if (r->memlock_note == 2)
-			printf("    %s: stopped at the loop's cap; the limit did not bite.\n",
-			       allocs[a].name);
+			printf("    %s: stopped at the loop's cap; the limit did not bite.\n", allocs[a].name);
 		else if (r->memlock_note == 3)
 			printf("    %s: further sodium_malloc() calls succeed with unlocked memory\n"
-			       "    (its mlock failure is ignored); counted up to the first one.\n",
-			       allocs[a].name);
+			       "    (its mlock failure is ignored); counted up to the first one.\n", allocs[a].name);
 		if (r->memlock_status[0] && strcmp(r->memlock_status, "ok") != 0)
-			printf("    %s: case 6 %s.\n", allocs[a].name, r->memlock_status);
+			printf("    %s: case 10 %s.\n", allocs[a].name, r->memlock_status);
 		if (r->pages_status[0] && strcmp(r->pages_status, "ok") != 0)
-			printf("    %s: case 5 %s.\n", allocs[a].name, r->pages_status);
+			printf("    %s: case 9 %s.\n", allocs[a].name, r->pages_status);
 	}
-	printf("  7 secretmem in a fresh process: every 10,000 operations a new target live\n"
-	       "  count is drawn from 0..1,000; each operation allocates (p = 3/4 below the\n"
-	       "  target) or frees a random live block.  High-water mark = the most live\n"
-	       "  bytes (usable sizes) at any time, in pages, rounded up.\n");
-	for (int m = 0; m < 2; m++)
-		if (!isnan(churn[m][0]))
-			printf("    %s: %.0f faults, high-water mark %.0f pages (%.0f by requested size,\n"
-			       "    %.0f blocks), %.1f ns/op, %.0f pages mapped at the end; the sum of\n"
-			       "    the per-class high-water marks (pages of one class each) is %.0f pages.\n",
-			       m ? "16-512 B" : "32 B", churn[m][0], churn[m][1], churn[m][2],
-			       churn[m][3], churn[m][4], churn[m][5], churn[m][7]);
-	if (allocs[A_NAIVE].available && !isnan(churn[0][0]))
-		printf("    naive-memfd would fault one fresh page per allocation: %.0f pages.\n",
-		       churn[0][6]);
+	printf("  11 in a fresh process: every 10,000 operations a new target live count is\n"
+	       "  drawn from 0..1,000; each operation allocates (p = 3/4 below the target) or\n"
+	       "  frees a random live block.  High-water mark: the most live bytes, in pages.\n");
 }
+
+static const char *const work_name[NWORK] = {
+	"pair", "batch", "random16-512", "thread1", "threads2", "random1-64k",
+	"chain-fresh", "chain-warm", "chain-churn", "chain-trim", "chain-fork", "grow",
+	"pair-fresh", "pair-warm", "pair-churn", "pair-trim", "pair-fork",
+};
 
 static void write_csv(const char *path)
 {
@@ -1163,42 +1866,24 @@ static void write_csv(const char *path)
 
 	if (!f)
 		die(path);
-	fprintf(f, "allocator,pair_ns,batch_ns,random_ns,pair_cpu_ns,batch_cpu_ns,random_cpu_ns,"
-		   "thr1_mops,thr2_mops,speedup,speedup_cpu,"
-		   "pages_10k,locked_kib_10k,memlock_count,churn32_faults,churn32_hwm_pages,"
-		   "churnmix_faults,churnmix_hwm_pages\n");
-	for (int a = 0; a < NALLOC; a++) {
-		const struct result *r = &res[a];
-		double c[4] = { NAN, NAN, NAN, NAN };
-		if (a == A_SECRETMEM) {
-			c[0] = churn[0][0];
-			c[1] = churn[0][1];
-			c[2] = churn[1][0];
-			c[3] = churn[1][1];
+	fprintf(f, "index,workload,allocator,cpu_ns,wall_ns,ratio_cpu,ratio_cpu_min,ratio_cpu_max,"
+		   "ratio_wall,ratio_wall_min,ratio_wall_max,rounds\n");
+	for (int w = 0; w < NWORK; w++) {
+		for (int a = 0; a < NALLOC; a++) {
+			if (!allocs[a].available || ser[w][a].n == 0)
+				continue;
+			struct spread c = ratio_of(w, a, F_CPU, w, A_GLIBC, F_CPU);
+			struct spread wl = ratio_of(w, a, F_WALL, w, A_GLIBC, F_WALL);
+			fprintf(f, "%d,%s,%s,%.3f,%.3f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%d\n", w, work_name[w], col_name[a],
+				value_of(w, a, F_CPU).med, value_of(w, a, F_WALL).med, c.med, c.lo, c.hi, wl.med,
+				wl.lo, wl.hi, c.n);
 		}
-		fprintf(f, "%s,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.4f,%.4f,%.3f,%.3f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n",
-			col_name[a], r->pair.wall, r->batch.wall, r->random.wall, r->pair.cpu,
-			r->batch.cpu, r->random.cpu, r->thr[0].wall / 1e6, r->thr[1].wall / 1e6,
-			r->thr[1].wall / r->thr[0].wall, r->thr[1].cpu / r->thr[0].cpu, r->pages, r->locked_kib, r->memlock, c[0], c[1], c[2], c[3]);
 	}
 	if (fclose(f) != 0)
 		die(path);
 }
 
-static void print_loadavg(const char *when)
-{
-	char buf[128] = "?";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (!fgets(buf, sizeof(buf), f))
-			snprintf(buf, sizeof(buf), "?\n");
-		fclose(f);
-	}
-	printf("load average %s: %s", when, buf);
-}
-
-static void print_header(int ossl_rc)
+static void print_header(int ossl_rc, int argc, char **argv)
 {
 	char model[128] = "unknown", line[256];
 	struct utsname u;
@@ -1221,16 +1906,20 @@ static void print_header(int ossl_rc)
 	gmtime_r(&now, &tm);
 	strftime(line, sizeof(line), "%Y-%m-%d %H:%M UTC", &tm);
 	printf("secretmem %s allocator benchmark, %s%s\n", SECRETMEM_VERSION_STRING, line,
-	       opt.quick ? " (--quick: short runs, figures are rough)" : "");
-	printf("machine: %s, %ld CPUs online, %s %s %s\n", model, sysconf(_SC_NPROCESSORS_ONLN),
-	       u.sysname, u.release, u.machine);
-	printf("libraries: glibc %s, %s, libsodium %s\n", gnu_get_libc_version(),
-	       OpenSSL_version(OPENSSL_VERSION), sodium_version_string());
+	       opt.quick ? " (--quick: a smoke run, figures are rough)" : "");
+	printf("command:");
+	for (int i = 0; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\nmachine: %s, nproc %ld, %s %s %s, glibc %s\n", model, sysconf(_SC_NPROCESSORS_ONLN), u.sysname,
+	       u.release, u.machine, gnu_get_libc_version());
+	printf("libraries: %s, libsodium %s; process malloc from %s\n", OpenSSL_version(OPENSSL_VERSION),
+	       sodium_version_string(), process_malloc());
 	printf("secretmem backend: %s; OpenSSL secure heap: %u MiB, minsize 16, %s\n",
 	       secretmem_backend_name(secretmem_default_backend()), OSSL_ARENA >> 20,
 	       ossl_rc == 1 ? "locked" : ossl_rc == 2 ? "NOT locked" : "unavailable");
 	for (char **e = environ; *e; e++)
-		if (strncmp(*e, "SECRETMEM_", 10) == 0)
+		if (strncmp(*e, "SECRETMEM_", 10) == 0 || strncmp(*e, "GLIBC_TUNABLES=", 15) == 0 ||
+		    strncmp(*e, "BENCH_ONLY=", 11) == 0)
 			printf("environment: %s\n", *e);
 	print_loadavg("at start");
 	fflush(stdout);
@@ -1239,77 +1928,38 @@ static void print_header(int ossl_rc)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench [--quick] [--csv FILE]\n"
-		   "  --quick     short runs (a smoke test; figures are rough)\n"
-		   "  --csv FILE  also write the figures to FILE (for bench/plot.gp)\n");
+		   "  --quick     a smoke run (few short rounds; figures are rough)\n"
+		   "  --csv FILE  also write the figures to FILE (for bench/plot.gp)\n"
+		   "  BENCH_ONLY=a,b  measure only these allocators (and glibc, the reference)\n"
+		   "  BENCH_SWEEP_DEBUG=1  case 8 prints each position's median pair time to stderr\n");
 }
 
-static void fill_random_tables(void)
+/*
+ * Debian's libjemalloc.so.2 uses initial-exec TLS, which dlopen() can only
+ * place in the static TLS surplus: run again with a larger one (a glibc
+ * tunable; the header prints it).
+ */
+#define TLS_TUNABLE "glibc.rtld.optional_static_tls=65536"
+
+static void reexec_for_tls(char **argv)
 {
-	uint64_t x = 0x2545f4914f6cdd1dull;
+	const char *t = getenv("GLIBC_TUNABLES");
+	char buf[1024];
 
-	for (int i = 0; i < RND_N; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		rnd_size[i] = 16 + (uint32_t)(x % 497);
-		rnd_slot[i] = (uint32_t)((x >> 20) % LIVE);
-	}
-}
-
-static void run_children(void)
-{
-	double out[8];
-	int n;
-
-	for (int a = 0; a < NALLOC; a++) {
-		struct result *r = &res[a];
-		if (!allocs[a].available)
-			continue;
-		fprintf(stderr, "bench: %s: pages of 10,000 x 32 B\n", allocs[a].name);
-		n = run_child("pages", allocs[a].name, out, 5, r->pages_status,
-			      sizeof(r->pages_status));
-		if (n == 5) {
-			r->pages = a == A_SECRETMEM ? out[2] : out[0];
-			r->locked_kib = out[1];
-			if (a == A_SECRETMEM) {
-				r->distinct = out[0];
-				r->mapped = out[3];
-				r->regions = out[4];
-			}
-		}
-		if (a == A_GLIBC)
-			continue;
-		fprintf(stderr, "bench: %s: 32 B secrets under an 8 MiB memory-lock limit\n",
-			allocs[a].name);
-		n = run_child("memlock", allocs[a].name, out, 5, r->memlock_status,
-			      sizeof(r->memlock_status));
-		if (n == 5) {
-			r->memlock = out[0];
-			r->memlock_kib = out[1];
-			if (a == A_OPENSSL && out[2] == 2)
-				r->memlock_note = 1;
-			else if (out[3] == 1)
-				r->memlock_note = 2;
-			else if (out[3] == 2)
-				r->memlock_note = 3;
-			if (a == A_OPENSSL && out[2] == 0)
-				snprintf(r->memlock_status, sizeof(r->memlock_status),
-					 "CRYPTO_secure_malloc_init failed");
-		}
-	}
-	for (int m = 0; m < 2; m++) {
-		fprintf(stderr, "bench: secretmem: churn of 10^6 operations (%s)\n",
-			m ? "16-512 B" : "32 B");
-		n = run_child("churn", m ? "mixed" : "32", churn[m], 8, churn_status[m],
-			      sizeof(churn_status[m]));
-		if (n != 8)
-			churn[m][0] = NAN;
-	}
+	if (getenv("BENCH_REEXEC") || (t && strstr(t, "optional_static_tls")))
+		return;
+	snprintf(buf, sizeof(buf), "%s%s" TLS_TUNABLE, t ? t : "", t ? ":" : "");
+	setenv("GLIBC_TUNABLES", buf, 1);
+	setenv("BENCH_REEXEC", "1", 1);
+	execv("/proc/self/exe", argv);
+	/* if that fails, go on: jemalloc says why it is missing */
 }
 
 int main(int argc, char **argv)
 {
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	reexec_for_tls(argv);
+	load_general();
 	if (argc >= 2 && strcmp(argv[1], "--child") == 0)
 		return child_main(argc, argv);
 
@@ -1326,13 +1976,13 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	opt.target_ns = opt.quick ? 2e6 : 5e6;
-	opt.reps = opt.quick ? 9 : 41;
+	opt.target_ns = opt.quick ? 1e6 : 4e6;
+	opt.rounds = opt.quick ? 3 : 21;
+	opt.child_rounds = opt.quick ? 1 : 9;
+	opt.sweep_pairs = opt.quick ? 200 : 1000;
 
 	for (int a = 0; a < NALLOC; a++) {
-		struct result *r = &res[a];
-		r->pair = r->batch = r->random = (struct timing){ NAN, NAN, NAN };
-		r->thr[0] = r->thr[1] = (struct throughput){ NAN, NAN, NAN, NAN };
+		struct once *r = &res[a];
 		r->pages = r->locked_kib = r->distinct = r->mapped = r->regions = NAN;
 		r->memlock = r->memlock_kib = NAN;
 	}
@@ -1350,26 +2000,21 @@ int main(int argc, char **argv)
 		allocs[A_NAIVE].available = 0;
 		allocs[A_NAIVE].why = strerror(-rc);
 	}
+	const char *only = getenv("BENCH_ONLY");
+	if (only)
+		for (int a = 0; a < NALLOC; a++)
+			if (a != A_GLIBC && !strstr(only, allocs[a].name))
+				allocs[a].available = 0, allocs[a].why = "BENCH_ONLY";
 	raise_nofile();
 	fill_random_tables();
-	print_header(ossl_rc);
+	print_header(ossl_rc, argc, argv);
 	for (int a = 0; a < NALLOC; a++)
 		if (!allocs[a].available)
 			printf("%s: not measured (%s)\n", allocs[a].name, allocs[a].why);
 
-	for (int a = 0; a < NALLOC; a++) {
-		struct allocator *al = &allocs[a];
-		struct result *r = &res[a];
-		if (!al->available)
-			continue;
-		cur_name = al->name;
-		fprintf(stderr, "bench: %s: pairs, batch, random sizes, threads\n", al->name);
-		r->pair = measure(al->pairs, 1);
-		r->batch = measure(al->batch, BATCH);
-		r->random = measure(al->random, 1);
-		measure_threads(al->work, r->thr);
-	}
-	run_children();
+	measure_in_process();
+	measure_children();
+	run_once_children();
 
 	print_table();
 	print_notes();

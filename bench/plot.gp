@@ -1,39 +1,37 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 the secretmem authors
-# plot.gp - turn the benchmark's CSV into a bar chart (log scale).
+# plot.gp - turn the benchmark's CSV into a chart of ratios to glibc.
 #
 #   gnuplot -e "csv='bench/results.csv'; out='bench/results.png'" bench/plot.gp
 #
-# The CSV comes from `bench --csv FILE` (bench/run.sh does both steps).
-# Bars: ns per alloc+write+free for 32-byte pairs, the 1,000-live batch and
-# random sizes 16-512 B, one cluster per allocator.  The bars use the CPU
-# time of the benchmark thread (columns 5-7): on an idle machine it equals
-# the wall time (columns 2-4), on a busy one it leaves out the waiting.
+# The CSV comes from `bench --csv FILE` (bench/run.sh does both steps): one
+# row per workload and allocator, with the median and the range (min-max)
+# over the interleaved rounds of the per-round ratio to glibc+bzero on CPU
+# time.  Points: the median; bars: the range; one colour per allocator,
+# log scale (1 = as fast as glibc+bzero).  Workload indices as in bench.c.
 
 if (!exists("csv")) csv = 'bench/results.csv'
 if (!exists("out")) out = 'bench/results.png'
 
 set datafile separator ','
 set datafile missing 'nan'
-set terminal pngcairo size 1000,560 font 'sans,10'
+set terminal pngcairo size 1300,560 font 'sans,10'
 set output out
 
-set title 'secretmem allocator benchmark: time per alloc + write + free, thread CPU time (lower is better)'
-set ylabel 'ns (log scale)'
+set title 'secretmem allocator benchmark: time / glibc+bzero time, per round, CPU time (median and range; lower is better)'
+set ylabel 'x glibc+bzero (log scale)'
 set logscale y 10
-set yrange [1:*]
-set format y '10^{%L}'
 set grid ytics mytics
 set key top left
-set style data histogram
-set style histogram clustered gap 1
-set style fill solid 0.85 border -1
-set boxwidth 0.9
-set xrange [-0.6:4.6]   # the bench always writes five allocators
-set xtics nomirror
+set xrange [-0.6:16.6]
+set xtics rotate by -30 ('pair' 0, 'batch' 1, 'random 16-512' 2, '1 thread' 3, '2 threads' 4, \
+    'random 1-64K' 5, 'chain fresh' 6, 'chain warm' 7, 'chain churn' 8, 'chain trim' 9, \
+    'chain fork' 10, 'grow' 11, 'pair fresh' 12, 'pair warm' 13, 'pair churn' 14, \
+    'pair trim' 15, 'pair fork' 16)
 set ytics nomirror
+set arrow from -0.6,1 to 16.6,1 nohead dt 2 lc rgb 'gray40'
 
-plot csv skip 1 using 5:xtic(1) title '32 B pairs', \
-     ''  skip 1 using 6 title 'batch of 1,000 x 32 B', \
-     ''  skip 1 using 7 title 'random 16-512 B, 1,000 live', \
-     ''  skip 1 using ($0 - 0.27):5:(sprintf('%.0f', column(5))) with labels offset 0,0.7 notitle
+names = 'secretmem mimalloc jemalloc openssl-sh sodium naive-memfd'
+plot for [i=1:words(names)] csv skip 1 \
+     using ($1 + (i - 3.5) * 0.1):(strcol(3) eq word(names, i) ? $6 : NaN):7:8 \
+     with yerrorbars pt 7 ps 0.8 title word(names, i)

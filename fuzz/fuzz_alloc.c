@@ -7,7 +7,8 @@
  *
  *   byte 0  bits 0-3  operation (see enum below)
  *           bits 4-5  size mode: tiny (0..32), small (0..1024), a size class
- *                     boundary (class - 1, class, class + 1), any (0..64 KiB)
+ *                     boundary (class - 1, class, class + 1), any (0..64 KiB;
+ *                     values below 0xc000 give 0..16400, the rest 16401..64 KiB)
  *           bits 6-7  a modifier (calloc element count, strndup limit...)
  *   byte 1            slot (0..255): which of 256 block slots it acts on
  *   byte 2-3          little-endian 16-bit size value, shaped by the mode
@@ -20,6 +21,16 @@
  * the sum of their usable sizes), and for each block usable >= requested and
  * the documented alignment.  New blocks must be all zero.  At the end of an
  * input every block is freed and the allocator must be back to zero.
+ *
+ * State across inputs: the allocator is not reinitialised per input (that
+ * would create and fault fresh secret chunks every time); an input starts
+ * from the canonical state "no live block" (every block of the previous
+ * input freed, the statistics back to zero, block ids from 1).  Trim runs
+ * only when an operation asks: a trim per input tripled the time per input
+ * (every input then faulted fresh secret pages).  What carries over is
+ * the allocator's caches (empty slabs, cached large runs), which decide
+ * addresses but no checked outcome; test/t_rel_fuzz_run checks that an
+ * injected failure in a long run reproduces alone with -runs=1.
  *
  * Any violation prints what went wrong and aborts, which libFuzzer reports
  * as a crash; ASan and UBSan watch the allocator's own code.
@@ -43,8 +54,11 @@
 #define WINDOWS 4093 /* a prime: the number of distinct pattern windows */
 #define REF_LEN (MAX_SIZE + 16 + WINDOWS)
 #define TAG_MAGIC 0x5ec7e75ec7e7a11cull
+#define ANY_SPLIT 0xc000u /* size mode "any": values below map to 0..ANY_SMALL */
+#define ANY_SMALL 16400u  /* just past the largest size class, 16384 */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 enum fuzz_op {
 	OP_MALLOC,
@@ -76,7 +90,20 @@ static struct block slots[NSLOTS];
 static size_t nlive, live_bytes;
 static uint64_t next_id = 1;
 static unsigned char ref[REF_LEN];
+static unsigned char str_src[MAX_SIZE + 1]; /* strdup source: no NUL inside */
 static int ref_ready;
+/* The slots in use, densely: live_list[0..nlive) and each one's index. */
+static unsigned char live_list[NSLOTS];
+static unsigned live_pos[NSLOTS];
+static int inject; /* SECRETMEM_FUZZ_INJECT=1: see injected_failure() */
+
+/*
+ * The checks below are the harness's own loops over blocks and bytes: they
+ * are kept out of the coverage instrumentation (libFuzzer traced every
+ * comparison in them, a third of the time per input) so that the coverage
+ * feedback is the allocator's.
+ */
+#define NOCOV __attribute__((no_sanitize("coverage")))
 
 /* The size classes of the allocator (usable size of small blocks). */
 static const unsigned classes[] = {
@@ -109,6 +136,8 @@ static void init_ref(void)
 		s = s * 6364136223846793005ull + 1442695040888963407ull;
 		ref[i] = (unsigned char)(s >> 56);
 	}
+	for (size_t i = 0; i < MAX_SIZE; i++)
+		str_src[i] = (unsigned char)(ref[i] | 1);
 	ref_ready = 1;
 }
 
@@ -134,7 +163,7 @@ static size_t expected_align(size_t usable)
 	return a > 16 || a == 0 ? 16 : a;
 }
 
-static void fill(struct block *b)
+NOCOV static void fill(struct block *b)
 {
 	size_t n = b->usable;
 
@@ -147,7 +176,7 @@ static void fill(struct block *b)
 	}
 }
 
-static void check_block(const struct block *b, const char *when)
+NOCOV static void check_block(const struct block *b, const char *when)
 {
 	size_t n = b->usable;
 	int bad;
@@ -177,7 +206,7 @@ static void check_block(const struct block *b, const char *when)
 
 static const unsigned char zeros[MAX_SIZE + 16];
 
-static void check_zero(const unsigned char *p, size_t n, const char *what)
+NOCOV static void check_zero(const unsigned char *p, size_t n, const char *what)
 {
 	if (memcmp(p, zeros, n) == 0)
 		return;
@@ -209,7 +238,7 @@ static void check_stats(const char *when)
  * a free that zeroes too much or a realloc that copies too much lands. */
 #define EDGE 64
 
-static void check_edges(const struct block *b, const char *when)
+NOCOV static void check_edges(const struct block *b, const char *when)
 {
 	if (b->usable <= 2 * EDGE) {
 		check_block(b, when);
@@ -224,27 +253,32 @@ static void check_edges(const struct block *b, const char *when)
 }
 
 /*
- * After every step: the statistics, and every live block - in full every
- * FULL_EVERY steps, else its edges (a full check of up to 16 MiB after every
- * step would make each input take seconds).  Every block is also checked in
- * full before it is freed, reallocated or rewritten, and at the end of the
- * input, so no change to a live block goes unseen.
+ * After every step: every live block - in full every FULL_EVERY steps, else
+ * its edges (a full check of up to 16 MiB after every step would make each
+ * input take seconds).  Every block is also checked in full before it is
+ * freed, reallocated or rewritten, and at the end of the input, so no change
+ * to a live block goes unseen.  The statistics every STATS_EVERY steps, at
+ * the end of the input and on OP_STATS: secretmem_stats() makes two system
+ * calls, which cost a tenth of the time per input when done after every
+ * step; its counters are running sums, so a miscount stays visible until
+ * the next check.
  */
 #define FULL_EVERY 64
+#define STATS_EVERY 8
 
-static void check_all(const char *when, size_t step)
+NOCOV static void check_all(const char *when, size_t step)
 {
 	int full = step % FULL_EVERY == 0;
 
-	for (size_t i = 0; i < NSLOTS; i++) {
-		if (!slots[i].p)
-			continue;
+	for (size_t i = 0; i < nlive; i++) {
+		const struct block *b = &slots[live_list[i]];
 		if (full)
-			check_block(&slots[i], when);
+			check_block(b, when);
 		else
-			check_edges(&slots[i], when);
+			check_edges(b, when);
 	}
-	check_stats(when);
+	if (step % STATS_EVERY == 0)
+		check_stats(when);
 }
 
 /* A NULL result is only allowed at a real memory-lock limit. */
@@ -280,21 +314,25 @@ static void adopt(int s, void *p, size_t req, const char *what, int zero, size_t
 		die("%s(%zu): secretmem_owns(%p) != 1", what, req, p);
 	if (zero)
 		check_zero(p, u, what);
-	for (size_t i = 0; i < NSLOTS; i++)
-		if (slots[i].p == p)
-			die("%s(%zu): returned %p, which is live in slot %zu", what, req, p, i);
+	for (size_t i = 0; i < nlive; i++)
+		if (slots[live_list[i]].p == p)
+			die("%s(%zu): returned %p, which is live in slot %u", what, req, p, live_list[i]);
 	b->p = p;
 	b->req = req;
 	b->usable = u;
 	b->id = next_id++;
-	nlive++;
+	live_pos[s] = (unsigned)nlive;
+	live_list[nlive++] = (unsigned char)s;
 	live_bytes += u;
 	fill(b);
 }
 
 static void drop_slot(int s)
 {
-	nlive--;
+	unsigned i = live_pos[s], last = live_list[--nlive];
+
+	live_list[i] = (unsigned char)last;
+	live_pos[last] = i;
 	live_bytes -= slots[s].usable;
 	memset(&slots[s], 0, sizeof(slots[s]));
 }
@@ -317,7 +355,14 @@ static size_t shape_size(unsigned mode, unsigned v)
 		size_t c = classes[v % NCLASSES];
 		return c + ((v >> 8) % 3) - 1; /* c-1, c, c+1 */
 	}
-	default: return (size_t)v * (MAX_SIZE + 1) / 65536 + (v & 1); /* 0..64 KiB */
+	default:
+		/* 0..64 KiB, a quarter of it above the small classes: each large
+		 * block is a secret mapping of its own today, whose pages fault
+		 * one by one (tens of us each on a VM), and with 3/4 of these sizes
+		 * large they took most of the time per input */
+		if (v < ANY_SPLIT)
+			return (size_t)v * (ANY_SMALL + 1) / ANY_SPLIT;
+		return ANY_SMALL + 1 + (size_t)(v - ANY_SPLIT) * (MAX_SIZE - ANY_SMALL - 1) / (65535 - ANY_SPLIT);
 	}
 }
 
@@ -402,14 +447,12 @@ static void do_realloc(int s, size_t n)
 
 static void do_strdup(int s, size_t n, unsigned mod)
 {
-	char src[MAX_SIZE + 1];
+	const char *src = (const char *)str_src;
 
 	do_free(s);
 	if (n > MAX_SIZE)
 		n = MAX_SIZE;
-	for (size_t i = 0; i < n; i++)
-		src[i] = (char)(ref[i] | 1); /* no NUL inside */
-	src[n] = '\0';
+	str_src[n] = '\0';
 	char *d;
 	size_t len = n;
 	if (mod & 1) {
@@ -423,6 +466,7 @@ static void do_strdup(int s, size_t n, unsigned mod)
 		null_result("strdup", n + 1);
 		return;
 	}
+	str_src[n] = (unsigned char)(ref[n] | 1);
 	if (memcmp(d, src, len) != 0 || d[len] != '\0')
 		die("strdup/strndup of %zu bytes: wrong copy", len);
 	/* the rest of the block was zero */
@@ -446,10 +490,44 @@ static void do_owns(int s, unsigned v)
 		die("secretmem_owns(%p + %zu) interior pointer is not 0", (void *)b->p, off);
 }
 
+/*
+ * A deliberate failure, for test/t_rel_fuzz_run's check that a crash found
+ * in a long run reproduces alone (-runs=1 on the saved input).  With
+ * SECRETMEM_FUZZ_INJECT=1, OP_STATS with value INJECT_VALUE while a block is
+ * live fails with a message made only of the input's own figures.  With
+ * SECRETMEM_FUZZ_INJECT=2 it fails only when an earlier input ran in the
+ * same process: a failure that depends on history and does not reproduce
+ * alone, which that check must catch (its mutation test).
+ */
+#define INJECT_VALUE 0x1ec7u
+
+static unsigned long inputs_run;
+
+static void injected_failure(size_t step)
+{
+	if (nlive == 0 || (inject == 2 && inputs_run < 2))
+		return;
+	die("injected failure at operation %zu: %zu live blocks, %zu bytes", step, nlive, live_bytes);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *e = getenv("SECRETMEM_FUZZ_INJECT");
+
+	(void)argc;
+	(void)argv;
+	inject = e ? atoi(e) : 0;
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	inputs_run++;
 	if (!ref_ready)
 		init_ref();
+	/* the harness's state is canonical at the start of every input (no
+	 * live block, ids from 1), so an input behaves the same alone */
+	next_id = 1;
 	check_stats("start of input");
 	for (size_t pos = 0; pos + 4 <= size; pos += 4) {
 		unsigned opb = data[pos], s = data[pos + 1];
@@ -536,6 +614,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			do_owns((int)s, v);
 			break;
 		case OP_STATS:
+			if (inject && v == INJECT_VALUE)
+				injected_failure(pos / 4 + 1);
 			check_stats("stats op");
 			break;
 		}

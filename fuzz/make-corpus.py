@@ -21,9 +21,22 @@ def op(code, slot=0, value=0, mode=SMALL, mod=0):
     return struct.pack("<BBH", code | mode << 4 | mod << 6, slot & 255, value & 0xffff)
 
 
+ANY_SPLIT, ANY_SMALL, MAX_SIZE = 0xc000, 16400, 65536
+
+
+def shape_any(v):
+    """Mode ANY's size for value v, as shape_size() in fuzz_alloc.c."""
+    if v < ANY_SPLIT:
+        return v * (ANY_SMALL + 1) // ANY_SPLIT
+    return ANY_SMALL + 1 + (v - ANY_SPLIT) * (MAX_SIZE - ANY_SMALL - 1) // (65535 - ANY_SPLIT)
+
+
 def any_size(n):
-    """The value that mode ANY maps to about n bytes (0..64 KiB)."""
-    return min(0xffff, n * 65536 // 65537)
+    """The smallest value that mode ANY maps to at least n bytes (0..64 KiB)."""
+    for v in range(0x10000):
+        if shape_any(v) >= n:
+            return v
+    raise ValueError(n)
 
 
 def class_edge(index, delta):
@@ -85,13 +98,26 @@ s += b"".join(op(REUSE, k % 20) + op(REFILL, (k * 7) % 20) for k in range(60))
 seeds["reuse"] = s
 
 
+# test/t_rel_fuzz_run runs with -max_len=256 (64 operations), and libFuzzer cuts
+# longer seeds there: each longer seed is also written in parts of 64 operations
+# (a free of an empty slot does nothing, and every input ends freeing all).
+MAX_LEN = 256
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
     os.makedirs(out, exist_ok=True)
+    n = 0
     for name, data in seeds.items():
         with open(os.path.join(out, "seed-" + name), "wb") as f:
             f.write(data)
-    print("wrote %d seeds to %s" % (len(seeds), out))
+        n += 1
+        if len(data) > MAX_LEN:
+            for k in range(1, (len(data) + MAX_LEN - 1) // MAX_LEN):
+                with open(os.path.join(out, "seed-%s-part%d" % (name, k)), "wb") as f:
+                    f.write(data[k * MAX_LEN:(k + 1) * MAX_LEN])
+                n += 1
+    print("wrote %d seeds to %s" % (n, out))
 
 
 if __name__ == "__main__":

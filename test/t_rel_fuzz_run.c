@@ -9,9 +9,27 @@
  * directory listed first (libFuzzer writes only to its first corpus
  * directory), so the repository's corpus is read, never changed.  A crash
  * input is kept in $SECRETMEM_BUILD/fuzz/artifacts/; the full output is in
- * $SECRETMEM_BUILD/fuzz/last-run.log.  Pass: the fuzzer exits 0.  Prints
- * the number of executions.  Skips when the target was not built, and under
- * valgrind (which would not follow the fuzzer anyway).
+ * $SECRETMEM_BUILD/fuzz/last-run.log.  Pass: the fuzzer exits 0 and ran at
+ * least FLOOR_PER_S executions per second of the run (SECRETMEM_FUZZ_MIN_EXECS
+ * overrides the total); prints the number of executions and the rate.
+ *
+ * The floor: 100 per second.  The target ran 550-575 executions per second
+ * on one core of a 2-core VM whose load average was 10-13 (five builds and
+ * test runs beside it), and 200-360 before it was made faster; the floor is
+ * kept well under the loaded figure so that a busy CI machine passes, and
+ * it still fails a target that slowed down several times (e.g. a harness
+ * check made quadratic, or the allocator faulting fresh pages per input).
+ *
+ * Then the reproduction check: the target built with an injected failure
+ * (SECRETMEM_FUZZ_INJECT=1, see fuzz_alloc.c) runs the seeds plus one input
+ * that sets it off, after the seeds have left their state in the allocator;
+ * the input the fuzzer saves must fail the same way when run alone with
+ * -runs=1, as every crash found by a long campaign must.  The check fails
+ * with SECRETMEM_FUZZ_INJECT=2 (a failure that needs an earlier input), which
+ * is its mutation test.
+ *
+ * Skips when the target was not built, and under valgrind (which would not
+ * follow the fuzzer anyway).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +41,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tlib.h"
+
+#define FLOOR_PER_S 100
 
 static void remove_dir(const char *dir)
 {
@@ -51,17 +71,164 @@ static int count_files(const char *dir)
 	return n;
 }
 
+/* The first line of path that contains what, without its newline, or "". */
+static void find_line(const char *path, const char *what, char *out, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	char line[1024];
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, what)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(out, len, "%s", line);
+			break;
+		}
+	}
+	fclose(f);
+}
+
+/* Run the fuzzer with args (NULL-terminated), output to logpath; wait status. */
+static int run_fuzzer(char *fuzzer, const char *logpath, const char *inject, char *const *args)
+{
+	char *argv[16];
+	int n = 0;
+
+	argv[n++] = fuzzer;
+	while (*args && n < 15)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	pid_t pid = fork();
+	if (pid < 0)
+		TL_FAIL("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		unsetenv("LD_PRELOAD");
+		if (inject)
+			setenv("SECRETMEM_FUZZ_INJECT", inject, 1);
+		else
+			unsetenv("SECRETMEM_FUZZ_INJECT");
+		execv(fuzzer, argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			TL_FAIL("waitpid: %s", strerror(errno));
+	return st;
+}
+
+/* The path of the first crash-* file in dir, into out; 0 if none. */
+static int find_crash(const char *dir, char *out, size_t len)
+{
+	DIR *d = opendir(dir);
+	int found = 0;
+
+	if (!d)
+		return 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		if (strncmp(e->d_name, "crash-", 6) == 0) {
+			snprintf(out, len, "%s/%s", dir, e->d_name);
+			found = 1;
+			break;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+static void put_op(unsigned char *p, unsigned code, unsigned slot, unsigned value, unsigned mode)
+{
+	p[0] = (unsigned char)(code | mode << 4);
+	p[1] = (unsigned char)slot;
+	p[2] = (unsigned char)(value & 255);
+	p[3] = (unsigned char)(value >> 8);
+}
+
+/*
+ * The reproduction check (see the top of this file).  The trigger input:
+ * 40 operations that allocate, free and trim (small and large blocks), then
+ * OP_STATS with the injected value, then padding that makes it the largest
+ * seed, so the fuzzer runs it after every other seed.
+ */
+static void check_reproduction(char *fuzzer, char *corpus)
+{
+	char dir[4096], seeds[4200], trig[4300], art[4300], logpath[4300], log1[4300], crash[4600];
+	char abuf[4400], first[1024], alone[1024];
+	const char *inject = getenv("SECRETMEM_FUZZ_INJECT");
+	unsigned char in[4096];
+	size_t n = 0;
+
+	if (!inject || !*inject)
+		inject = "1";
+	snprintf(dir, sizeof(dir), "%s", tl_build_path("fuzz/repro-XXXXXX"));
+	if (!mkdtemp(dir))
+		TL_FAIL("mkdtemp %s: %s", dir, strerror(errno));
+	snprintf(seeds, sizeof(seeds), "%s/new", dir);
+	snprintf(trig, sizeof(trig), "%s/trigger", dir);
+	snprintf(art, sizeof(art), "%s/art", dir);
+	snprintf(logpath, sizeof(logpath), "%s/run.log", dir);
+	snprintf(log1, sizeof(log1), "%s/alone.log", dir);
+	if (mkdir(seeds, 0755) || mkdir(trig, 0755) || mkdir(art, 0755))
+		TL_FAIL("mkdir in %s: %s", dir, strerror(errno));
+	for (unsigned i = 0; i < 40; i++, n += 4) {
+		unsigned code = i % 5 == 4 ? 3 /* FREE */ : i == 21 ? 8 /* TRIM */ : 0 /* MALLOC */;
+		put_op(in + n, code, i % 7, 97 * i + 5000 * (i % 3) + 40000 * (i % 4 == 1), 3);
+	}
+	put_op(in + n, 15 /* STATS */, 0, 0x1ec7, 0);
+	n += 4;
+	while (n + 4 <= sizeof(in)) { /* never reached: -max_len cuts it off */
+		put_op(in + n, 9 /* USABLE */, 0, 0, 0);
+		n += 4;
+	}
+	char tfile[4400];
+	snprintf(tfile, sizeof(tfile), "%s/input", trig);
+	int fd = open(tfile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, in, n) != (ssize_t)n || close(fd) != 0)
+		TL_FAIL("write %s: %s", tfile, strerror(errno));
+
+	snprintf(abuf, sizeof(abuf), "-artifact_prefix=%s/", art);
+	char *args[] = { abuf, "-seed=1", "-runs=200", "-max_len=256", "-timeout=20", seeds, corpus, trig, NULL };
+	int st = run_fuzzer(fuzzer, logpath, inject, args);
+	find_line(logpath, "invariant violated", first, sizeof(first));
+	if (!strstr(first, "injected failure") || !find_crash(art, crash, sizeof(crash)))
+		TL_FAIL("with SECRETMEM_FUZZ_INJECT=%s the fuzzer did not stop at the injected failure "
+			"(%s; log %s)", inject, tl_status_str(st), logpath);
+	printf("in a run:  %s\n", first);
+
+	char *args1[] = { "-runs=1", crash, NULL };
+	st = run_fuzzer(fuzzer, log1, inject, args1);
+	find_line(log1, "invariant violated", alone, sizeof(alone));
+	printf("alone:     %s (%s)\n", alone[0] ? alone : "no failure", tl_status_str(st));
+	if (strcmp(first, alone) != 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		TL_FAIL("the saved input %s does not fail the same way alone with -runs=1 (log %s)", crash, log1);
+	unlink(crash);
+	unlink(tfile);
+	unlink(logpath);
+	unlink(log1);
+	remove_dir(seeds);
+	rmdir(trig);
+	rmdir(art);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	char fuzzer[4096], scratch[4096], artifacts[4096], logpath[4096], tbuf[64], abuf[4200];
-	const char *corpus = getenv("SECRETMEM_FUZZ_CORPUS");
+	char corpus[4096];
+	const char *corpus_env = getenv("SECRETMEM_FUZZ_CORPUS");
 	const char *secs = getenv("SECRETMEM_FUZZ_SECONDS");
+	const char *min = getenv("SECRETMEM_FUZZ_MIN_EXECS");
 	long seconds = secs && atol(secs) > 0 ? atol(secs) : 60;
+	long floor_execs = min && atol(min) >= 0 ? atol(min) : FLOOR_PER_S * seconds;
 
 	if (tl_under_valgrind())
 		tl_skip("the fuzzer runs natively (valgrind does not follow it): nothing to add to the normal check");
-	if (!corpus)
-		corpus = "fuzz/corpus";
+	snprintf(corpus, sizeof(corpus), "%s", corpus_env ? corpus_env : "fuzz/corpus");
 	snprintf(fuzzer, sizeof(fuzzer), "%s", tl_build_path("fuzz/fuzz_alloc"));
 	if (access(fuzzer, X_OK) != 0)
 		tl_skip("fuzz target not built (make fuzz needs clang with libFuzzer)");
@@ -80,24 +247,11 @@ int main(void)
 
 	printf("running %s for %ld s on %d seeds from %s\n", fuzzer, seconds, seeds, corpus);
 	fflush(stdout);
-	pid_t pid = fork();
-	if (pid < 0)
-		TL_FAIL("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int fd = open(logpath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-			_exit(126);
-		unsetenv("LD_PRELOAD");
-		/* inputs of up to 64 operations: longer ones run slowly, and
-		 * the seeds cover the long sequences */
-		execl(fuzzer, fuzzer, tbuf, abuf, "-print_final_stats=1", "-timeout=20", "-max_len=256",
-		      scratch, corpus, (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			TL_FAIL("waitpid: %s", strerror(errno));
+	/* inputs of up to 64 operations: longer ones run slowly, and the
+	 * seeds cover the long sequences */
+	char *args[] = { tbuf, abuf, "-print_final_stats=1", "-timeout=20", "-max_len=256",
+			 scratch, corpus, NULL };
+	int st = run_fuzzer(fuzzer, logpath, NULL, args);
 
 	long execs = -1, new_inputs = count_files(scratch);
 	FILE *f = fopen(logpath, "re");
@@ -109,8 +263,9 @@ int main(void)
 		fclose(f);
 	}
 	remove_dir(scratch);
-	printf("fuzzer: %s, %ld executions in %ld s, %ld new inputs (log: %s)\n", tl_status_str(st), execs,
-	       seconds, new_inputs, logpath);
+	printf("fuzzer: %s, %ld executions in %ld s (%.0f/s; floor %ld), %ld new inputs (log: %s)\n",
+	       tl_status_str(st), execs, seconds, (double)execs / (double)seconds, floor_execs, new_inputs,
+	       logpath);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		f = fopen(logpath, "re");
 		if (f) {
@@ -126,8 +281,13 @@ int main(void)
 			}
 			fclose(f);
 		}
-		TL_FAIL("the fuzzer found a crash (input saved in %s)", artifacts);
+		TL_FAIL("the fuzzer found a crash (input saved in %s; reproduce it with %s -runs=1 FILE)",
+			artifacts, fuzzer);
 	}
 	TL_CHECK(execs > 0, "no executions reported");
+	TL_CHECK(execs >= floor_execs, "%ld executions in %ld s, fewer than the floor %ld (%d per second)", execs,
+		 seconds, floor_execs, FLOOR_PER_S);
+	fflush(stdout);
+	check_reproduction(fuzzer, corpus);
 	return 0;
 }
