@@ -101,14 +101,19 @@ int secretmem_memfd(unsigned int flags) SECRETMEM_WARN_UNUSED;
  * Returns 0 when memfd_secret(2) works here, else -errno telling why:
  * -ENOSYS (kernel too old, disabled with secretmem.enable=0, architecture
  * without support, or a filter answering ENOSYS), -EPERM (a seccomp filter or
- * LSM refuses it, or a filter would kill the caller).  A refusal is cached for
+ * LSM refuses it, or a filter would kill the caller); or a transient -EMFILE,
+ * -ENFILE, -ENOMEM, -EAGAIN (no child process: RLIMIT_NPROC), which is not
+ * cached and never a reason to use the fallback.  A refusal is cached for
  * good; a 0 is re-checked when the seccomp filter count of the process
  * (/proc/self/status) changed, and when a creation meets a refusal.
  * Thread-safe.  Never kills the caller under a seccomp filter: the probe, and
  * every later memfd_secret call of the library, runs in a short-lived child
  * (clone with CLONE_VM|CLONE_VFORK, SIGSYS at its default action), so a
- * filter installed at any time, by any thread, that kills or traps ends the
- * child only.
+ * filter installed at any time, by any thread, whose action for memfd_secret
+ * kills or traps ends the child only.  The library needs clone(2) (without
+ * CLONE_THREAD) for that, and openat/read (/proc/self/status), wait4, mmap:
+ * a filter that kills or traps one of those acts on the caller, as on any
+ * code that makes the call.
  * Seccomp strict mode (SECCOMP_SET_MODE_STRICT) is the exception: nothing
  * can be probed there (even reading /proc/self/status is fatal), and a
  * thread in strict mode is killed by the kernel (SIGKILL; the whole process
@@ -237,8 +242,10 @@ void *secretmem_calloc(size_t nmemb, size_t size)
  * secretmem_realloc - resize ptr to size bytes, keeping the contents up to the
  * smaller size.  When the block moves, the old block is zeroized and freed.
  * ptr NULL acts as secretmem_malloc(size); size 0 frees ptr and returns NULL
- * (errno is left alone).  On failure returns NULL with errno ENOMEM and ptr is
- * untouched.  A pointer that this allocator did not hand out is fatal.
+ * (errno is left alone).  On failure returns NULL with errno ENOMEM (or
+ * ENOSYS/EPERM when a new block was needed and, as for secretmem_malloc,
+ * secret memory is refused with the fallback forbidden) and ptr is untouched.
+ * A pointer that this allocator did not hand out is fatal.
  */
 void *secretmem_realloc(void *ptr, size_t size)
 	SECRETMEM_DEALLOC SECRETMEM_ALLOC_SIZE(2) SECRETMEM_WARN_UNUSED;
@@ -301,7 +308,11 @@ enum secretmem_failure {
  * (bytes_mapped, pages_*, regions*) count its own mappings: chunks and large
  * blocks.  Regions made by secretmem_region_create() are in api_regions and
  * api_region_bytes.  Everything the process holds through the library, by
- * backend: secret_bytes + fallback_bytes = bytes_mapped + api_region_bytes.
+ * backend: secret_bytes + fallback_bytes = bytes_mapped + api_region_bytes
+ * when no other thread creates or destroys a mapping meanwhile (the groups
+ * of figures are read one after the other), and except in a fork child whose
+ * secrets were dropped (policy drop, or a failed copy): there secret_bytes and
+ * the api_region figures still count the dropped, inaccessible regions.
  */
 struct secretmem_stats {
 	size_t bytes_in_use;       /* sum of usable sizes of live blocks        */
@@ -338,7 +349,8 @@ struct secretmem_stats {
 };
 
 /*
- * secretmem_stats - fill *st with a consistent snapshot of the allocator.
+ * secretmem_stats - fill *st with a snapshot of the allocator and regions
+ * (each group of figures is consistent in itself; see the struct's comment).
  * Returns 0, or -EINVAL for NULL.
  */
 int secretmem_stats(struct secretmem_stats *st);

@@ -30,4 +30,13 @@ printf '#include <secretmem.h>\n#include <stdio.h>\nint main(void) { puts(secret
 $CC $SAN -Iinclude -o "$tmp/v" "$tmp/v.c" -L"$B" -lsecretmem -Wl,-rpath,"$(realpath "$B")" || fail "cannot build against $B/libsecretmem.so"
 out=$("$tmp/v") || fail "program failed"
 [ "$out" = "$v" ] || fail "secretmem_version() of the shared library: '$out'"
-echo "version $v: header, NEWS, library, CLI, .pc and file name agree"
+for f in man/man*/*.[0-9]; do
+	th=$(sed -n 's/^\.TH .*"secretmem \([0-9.]*\)".*/\1/p' "$f")
+	[ -z "$th" ] || [ "$th" = "$v" ] || fail "$f says secretmem $th"
+done
+py=$(sed -n 's/^__version__ = "\(.*\)"$/\1/p' python/secretmem/__init__.py)
+[ "$py" = "$v" ] || fail "python/secretmem says $py"
+grep -q "^version = \"$v\"$" python/pyproject.toml || fail "python/pyproject.toml does not say $v"
+deb=$(sed -n '1s/^secretmem (\([0-9.]*\)-.*/\1/p' debian/changelog)
+[ "$deb" = "$v" ] || fail "debian/changelog says $deb"
+echo "version $v: header, NEWS, library, CLI, .pc, file name, man pages, Python and Debian agree"

@@ -28,7 +28,7 @@ lib = _lib.load()
 """The C library (ctypes.CDLL) with every signature declared: lib.secretmem_*.
 Functions raise OSError instead of returning -errno or NULL."""
 
-__version__ = "1.0.0"
+__version__ = "1.1.0"
 __all__ = ["Secret", "supported", "check_supported", "stats", "trim", "set_require",
            "backend", "lib", "BACKEND_NONE", "BACKEND_SECRET", "BACKEND_FALLBACK"]
 
