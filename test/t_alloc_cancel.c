@@ -134,6 +134,7 @@ int main(void)
 {
 	int secs = tl_under_valgrind() ? 120 : 10;
 
+	tl_need_root("its forks copy more secret memory than a normal user's memory-lock limit (8 MiB)");
 	printf("backend: %s\n", secretmem_backend_name(secretmem_default_backend()));
 	for (int trial = 0; trial < TRIALS; trial++) {
 		pthread_t t;

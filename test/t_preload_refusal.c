@@ -83,6 +83,7 @@ static void asrefuse(const char *mode)
 
 int main(void)
 {
+	tl_need_root("drops CAP_IPC_LOCK and sets RLIMIT_MEMLOCK for the probe program");
 	probe_path();
 	tl_need_secretmem();
 	sizemax("secure");
