@@ -213,6 +213,39 @@ static int memfd_child(void *arg)
 	return 0;
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define SM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SM_TSAN 1
+#endif
+#endif
+
+#ifdef SM_TSAN
+#include <dlfcn.h>
+typedef int sm_clone_fn(int (*)(void *), void *, int, void *, ...);
+/*
+ * ThreadSanitizer builds only: its clone() interceptor handles every clone as
+ * a fork, and its child-side bookkeeping runs in our shared address space
+ * (CLONE_VM): it marks the caller as after a multi-threaded fork (the next
+ * pthread_create() of the program dies) and resets its lock state (false
+ * races).  glibc's own clone() is called instead.
+ */
+static sm_clone_fn *sm_clone(void)
+{
+	sm_clone_fn *fn = NULL;
+	void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (h) {
+		fn = (sm_clone_fn *)dlsym(h, "clone");
+		dlclose(h);
+	}
+	return fn ? fn : clone;
+}
+#else
+#define sm_clone() clone
+#endif
+
 /*
  * memfd_secret(O_CLOEXEC) in a child: the new fd (in the shared table) or
  * -errno; -EPERM when the child was killed (a filter's KILL or TRAP action).
@@ -224,7 +257,7 @@ static int memfd_in_child(void)
 	struct child_call c = { CHILD_KILLED };
 	int saved = errno, status;
 
-	long pid = clone(memfd_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | CLONE_FILES, &c);
+	long pid = sm_clone()(memfd_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | CLONE_FILES, &c);
 	if (pid < 0) {
 		int rc = errno == ENOMEM || errno == EAGAIN ? -ENOMEM : -EPERM;
 		errno = saved;
