@@ -215,14 +215,15 @@ fuzz: $(BUILD)/fuzz/fuzz_alloc
 # directories or .git) in $(DEB_OUT)/secretmem; the .debs, .changes and
 # .buildinfo land in $(DEB_OUT).  DEB_BUILD_OPTIONS=nocheck skips the smoke
 # tests of debian/rules.  The package build does not inherit this make's
-# variables (SANITIZE, BUILD, ...): debian/rules sets its own.
+# variables (SANITIZE, BUILD, ...): debian/rules sets its own.  make exports
+# command-line variables into the environment as well, hence the env -u's.
 DEB_OUT ?= $(BUILD)/deb
 .PHONY: deb
 deb:
 	rm -rf $(DEB_OUT) && mkdir -p $(DEB_OUT)/secretmem
 	tar -c --exclude=./build --exclude=./$(BUILD) --exclude=./.git --exclude=__pycache__ . | \
 		tar -x -C $(DEB_OUT)/secretmem
-	cd $(DEB_OUT)/secretmem && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b
+	cd $(DEB_OUT)/secretmem && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u BUILD dpkg-buildpackage -us -uc -b
 	@ls -1 $(DEB_OUT)/*.deb
 
 # ---- install ---------------------------------------------------------------

@@ -222,6 +222,39 @@ static int memfd_child(void *arg)
 	return 0;
 }
 
+#if defined(__SANITIZE_THREAD__)
+#define SM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SM_TSAN 1
+#endif
+#endif
+
+#ifdef SM_TSAN
+#include <dlfcn.h>
+typedef int sm_clone_fn(int (*)(void *), void *, int, void *, ...);
+/*
+ * ThreadSanitizer builds only: its clone() interceptor handles every clone as
+ * a fork, and its child-side bookkeeping runs in our shared address space
+ * (CLONE_VM): it marks the caller as after a multi-threaded fork (the next
+ * pthread_create() of the program dies) and resets its lock state (false
+ * races).  glibc's own clone() is called instead.
+ */
+static sm_clone_fn *sm_clone(void)
+{
+	sm_clone_fn *fn = NULL;
+	void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (h) {
+		fn = (sm_clone_fn *)dlsym(h, "clone");
+		dlclose(h);
+	}
+	return fn ? fn : clone;
+}
+#else
+#define sm_clone() clone
+#endif
+
 /*
  * The child's stacks: static, so that the caller's own stack pays nothing (a
  * thread created with PTHREAD_STACK_MIN has 16 KiB in all).  A slot is held
@@ -264,8 +297,8 @@ static int memfd_in_child(void)
 	int saved = errno, status, slot = child_stack_take();
 
 	/* the caller waits (CLONE_VFORK) until the child exits */
-	long pid = clone(memfd_child, child_stack[slot] + CHILD_STACK_SIZE, CLONE_VM | CLONE_VFORK | CLONE_FILES,
-			 &c);
+	long pid = sm_clone()(memfd_child, child_stack[slot] + CHILD_STACK_SIZE,
+			      CLONE_VM | CLONE_VFORK | CLONE_FILES, &c);
 	if (pid < 0) {
 		atomic_store_explicit(&child_stack_busy[slot], 0, memory_order_release);
 		int rc = errno == ENOMEM || errno == EAGAIN ? -EAGAIN : -EPERM;

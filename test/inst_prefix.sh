@@ -10,8 +10,9 @@
 # LDFLAGS reach the command lines.  Works on a copy of the sources.
 set -u
 CC=${CC:-cc}
-# a plain build of its own, whatever `make check ...` was given
-unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+# a plain build of its own, whatever `make check ...` was given: make exports
+# its command-line variables (SANITIZE=..., BUILD=...) into the environment too
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES SANITIZE BUILD
 command -v pkg-config >/dev/null || { echo "skip: pkg-config is not installed (sh scripts/deps.sh test)"; exit 77; }
 command -v make >/dev/null || { echo "skip: make is not installed"; exit 77; }
 top=$(pwd)

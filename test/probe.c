@@ -40,6 +40,7 @@ int probe_run(const char *mode, const char *extra, size_t memlock, const char *l
 				env[k++] = *e;
 	/* Sanitizer builds: the helper asks for SIZE_MAX bytes on purpose. */
 	env[k++] = "ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1";
+	env[k++] = "TSAN_OPTIONS=allocator_may_return_null=1";
 	if (extra)
 		env[k++] = extra;
 	env[k] = NULL;
