@@ -242,14 +242,20 @@ typedef int sm_clone_fn(int (*)(void *), void *, int, void *, ...);
  */
 static sm_clone_fn *sm_clone(void)
 {
-	sm_clone_fn *fn = NULL;
-	void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	static sm_clone_fn *cached; /* looked up once: dlopen allocates */
+	sm_clone_fn *fn = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
 
+	if (fn)
+		return fn;
+	void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 	if (h) {
 		fn = (sm_clone_fn *)dlsym(h, "clone");
 		dlclose(h);
 	}
-	return fn ? fn : clone;
+	if (!fn)
+		fn = clone;
+	__atomic_store_n(&cached, fn, __ATOMIC_RELEASE);
+	return fn;
 }
 #else
 #define sm_clone() clone
