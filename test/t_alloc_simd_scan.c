@@ -30,14 +30,6 @@
 #include "secretmem.h"
 #include "tlib.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 #define SECRET_LEN 512
 #define PIECE 16
 #define NPIECES (SECRET_LEN / PIECE)
@@ -260,7 +252,7 @@ static int core(int op, int *skipped)
 
 int main(void)
 {
-#ifdef SANITIZED
+#ifdef TL_SANITIZED
 	tl_skip("sanitizer build: its interceptors copy with vector registers");
 #endif
 	if (tl_under_valgrind())

@@ -28,17 +28,9 @@
 #define SYS_memfd_secret 447
 #endif
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 static volatile int forbid;
 
-#ifndef SANITIZED
+#ifndef TL_SANITIZED
 void *__libc_malloc(size_t);
 void *__libc_calloc(size_t, size_t);
 void *__libc_realloc(void *, size_t);
@@ -199,7 +191,7 @@ int main(void)
 	if (tl_under_valgrind())
 		tl_skip("valgrind replaces malloc and answers memfd_secret itself");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-#ifdef SANITIZED
+#ifdef TL_SANITIZED
 		if (cases[i].skip_sanitized) {
 			printf("%s: left out in a sanitizer build\n", cases[i].name);
 			continue;

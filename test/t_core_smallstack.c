@@ -19,14 +19,6 @@
 #include "secretmem.h"
 #include "tlib.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-
 __attribute__((noinline)) static void *library_calls(void)
 {
 	char *p = secretmem_malloc(64); /* first: probe and chunk, deepest path */
@@ -73,7 +65,7 @@ int main(void)
 {
 	char out[2048];
 
-#ifdef SANITIZED
+#ifdef TL_SANITIZED
 	tl_skip("sanitizer build: its instrumentation alone needs more than PTHREAD_STACK_MIN");
 #endif
 	if (tl_under_valgrind())

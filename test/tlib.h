@@ -17,6 +17,16 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
+/* Defined in a build with AddressSanitizer, ThreadSanitizer or
+ * MemorySanitizer (gcc's macros, clang's __has_feature). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TL_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define TL_SANITIZED 1
+#endif
+#endif
+
 #define TL_PASS 0
 #define TL_FAILED 1
 #define TL_SKIP 77
