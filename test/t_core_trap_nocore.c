@@ -39,18 +39,6 @@ static int count_cores(const char *dir)
 	return n;
 }
 
-static void clean(const char *dir)
-{
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d));)
-		if (e->d_name[0] != '.')
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
-}
-
 static int crash(void *arg)
 {
 	struct rlimit inf = { RLIM_INFINITY, RLIM_INFINITY };
@@ -91,14 +79,14 @@ int main(void)
 	TL_CHECK(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
 	st = tl_run_child(crash, dir, out, sizeof(out));
 	int control = count_cores(dir);
-	clean(dir);
+	tl_empty_dir(dir);
 	if (control < 1) {
 		rmdir(dir);
 		tl_skip("a crashing control process left no core file here (core dumps disabled)");
 	}
 	st = tl_run_child(trapped, dir, out, sizeof(out));
 	int n = count_cores(dir);
-	clean(dir);
+	tl_empty_dir(dir);
 	rmdir(dir);
 	printf("%s", out);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "trapped child: %s", tl_status_str(st));

@@ -46,14 +46,7 @@
 
 static void remove_dir(const char *dir)
 {
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	for (struct dirent *e; (e = readdir(d));)
-		if (e->d_name[0] != '.')
-			unlinkat(dirfd(d), e->d_name, 0);
-	closedir(d);
+	tl_empty_dir(dir);
 	rmdir(dir);
 }
 

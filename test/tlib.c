@@ -789,3 +789,15 @@ void tl_child_exit(int rc)
 #endif
 	_exit(rc);
 }
+
+void tl_empty_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+}

@@ -165,6 +165,9 @@ int tl_run_self(const char *self, const char *arg, const char *const *env, char 
 /* 1 if a line of /proc/self/maps contains s, 0 if not. */
 int tl_maps_has(const char *s);
 
+/* Remove every file (not starting with a dot) of directory dir, keep dir. */
+void tl_empty_dir(const char *dir);
+
 /* End a forked child with rc; under valgrind through exec, so that memcheck
  * does not report the blocks of the parent's other threads as leaks (a
  * memcheck error in the child makes the status 99). */
