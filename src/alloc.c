@@ -255,11 +255,11 @@ static void count_free(struct tcache *tc, long bytes)
 		sm_release_unused(); /* only what holds no live block goes */
 }
 
-static void *malloc_large(size_t size)
+static void *malloc_large(size_t size, size_t align)
 {
 	void *p;
 	size_t usable;
-	int rc = sm_large_alloc(size, &p, &usable);
+	int rc = sm_large_alloc(size, align, &p, &usable);
 
 	if (rc) {
 		set_errno_from(rc);
@@ -281,7 +281,7 @@ SM_API void *secretmem_malloc(size_t size)
 			return NULL;
 	}
 	if (SM_UNLIKELY(size > SM_SMALL_MAX))
-		return malloc_large(size);
+		return malloc_large(size, 16);
 
 	unsigned cls = sm_size_class(size);
 	struct tbin *b = &tc->bins[cls];
@@ -382,6 +382,27 @@ SM_API void secretmem_free(void *p)
 		errno = saved;
 	}
 	free_block(tc, p, &ref);
+}
+
+/*
+ * A small block lies at a multiple of its class size from a page-aligned
+ * slab start: a class that is a multiple of align gives aligned slots for
+ * any align up to a page.  Above that, or with no such class, a large block.
+ */
+void *sm_alloc_aligned(size_t align, size_t size)
+{
+	if (align == 0 || (align & (align - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align <= os_page_size() && size <= SM_SMALL_MAX) {
+		for (unsigned c = sm_size_class(size ? size : 1); c < SM_NCLASS; c++)
+			if (sm_class_size[c] % align == 0)
+				return secretmem_malloc(sm_class_size[c]);
+	}
+	if (!tls_tc && !tcache_get())
+		return NULL;
+	return malloc_large(size > SM_SMALL_MAX ? size : SM_SMALL_MAX + 1, align);
 }
 
 SM_API void *secretmem_calloc(size_t nmemb, size_t size)

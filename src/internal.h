@@ -44,6 +44,17 @@ size_t sm_strnlen(const char *s, size_t n);
 /* 1 if len bytes at p are all zero (reads without vector registers). */
 int sm_is_zero(const void *p, size_t len);
 
+/* ---- alloc.c ---------------------------------------------------------- */
+
+/*
+ * A block of at least size bytes whose start is a multiple of align, and
+ * which secretmem_free/realloc/usable_size accept like any other.  align: a
+ * power of two (else NULL, EINVAL); any size secretmem_malloc takes.  Above
+ * a page of alignment the block is a large block of its own.  Used by the
+ * heap module (memalign and friends).
+ */
+void *sm_alloc_aligned(size_t align, size_t size);
+
 /* ---- options.c -------------------------------------------------------- */
 
 /* Value in force for an enum secretmem_option (env read once, lazily). */

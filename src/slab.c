@@ -733,12 +733,27 @@ static pthread_mutex_t large_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct large *large_cache;
 static size_t large_cached_n, large_cached_bytes;
 
-static int large_alloc(size_t size, void **out, size_t *usable)
+/* The block's start in region r: its end as close to the upper guard page
+ * as alignment allows; 0 if r is too small. */
+static unsigned char *large_place(const struct region *r, size_t use, size_t align)
 {
-	if (size > SIZE_MAX / 2)
+	if (r->size < use)
+		return NULL;
+	uintptr_t p = ((uintptr_t)r->data + r->size - use) & ~((uintptr_t)align - 1);
+	return p >= (uintptr_t)r->data ? (unsigned char *)p : NULL;
+}
+
+static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
+{
+	if (size > SIZE_MAX / 4 || align > SIZE_MAX / 4)
 		return -ENOMEM;
+	if (align < 16)
+		align = 16;
 	size_t use = (size + 15) & ~(size_t)15;
 	size_t bytes = (use + page_size - 1) & ~(page_size - 1);
+	/* room to slide the block down to an alignment above a page */
+	if (align > page_size)
+		bytes += align - page_size;
 	struct large *l = NULL;
 
 	pthread_mutex_lock(&large_lock);
@@ -752,7 +767,8 @@ static int large_alloc(size_t size, void **out, size_t *usable)
 		size_t have = (*pp)->reg.size;
 		if (secret_only && (*pp)->reg.backend != SECRETMEM_BACKEND_SECRET)
 			continue;
-		if (have >= bytes && have - bytes <= bytes / 4 && (!best || have < (*best)->reg.size))
+		if (have >= bytes && have - bytes <= bytes / 4 && (!best || have < (*best)->reg.size) &&
+		    large_place(&(*pp)->reg, use, align))
 			best = pp;
 	}
 	if (best) {
@@ -778,7 +794,7 @@ static int large_alloc(size_t size, void **out, size_t *usable)
 		}
 	}
 	l->usable = use;
-	l->ptr = l->reg.data + l->reg.size - use; /* its end touches the guard */
+	l->ptr = large_place(&l->reg, use, align); /* its end at the guard, if align allows */
 	SM_HIDE(l->reg.data, l->reg.size);
 	SM_UNPOISON(l->ptr, use);
 	__atomic_store_n(&l->state, SLOT_LIVE, __ATOMIC_RELEASE);
@@ -791,9 +807,9 @@ static int large_alloc(size_t size, void **out, size_t *usable)
 
 /* Cancellation off: a cancelled creation would leave its secret mapping
  * behind, unreachable. */
-int sm_large_alloc(size_t size, void **out, size_t *usable)
+int sm_large_alloc(size_t size, size_t align, void **out, size_t *usable)
 {
-	int old = sm_cancel_off(), rc = large_alloc(size, out, usable);
+	int old = sm_cancel_off(), rc = large_alloc(size, align, out, usable);
 
 	sm_cancel_restore(old);
 	return rc;

@@ -103,8 +103,9 @@ void sm_meta_free(void *p, size_t size);
 /* Give CACHED slots (already zeroed) back to their slabs as FREE. */
 void sm_arena_give(const struct slotref *refs, unsigned n);
 
-/* Large blocks: usable = round_up(size, 16). NULL-free: 0 or -errno. */
-int sm_large_alloc(size_t size, void **out, size_t *usable);
+/* Large blocks: usable = round_up(size, 16); the start is a multiple of
+ * align (a power of two; below 16 means 16).  0 or -errno. */
+int sm_large_alloc(size_t size, size_t align, void **out, size_t *usable);
 /* p must be a live large block (checked by the caller via sm_lookup). */
 void sm_large_free(struct large *l);
 
