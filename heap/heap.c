@@ -149,8 +149,8 @@ static void warn_refused(void)
 	st_set(&stats->warn_limit, st.memlock_unlimited ? UINT64_MAX : st.memlock_limit);
 	st_set(&stats->warn_secret, st.secret_bytes);
 	snprintf(msg, sizeof(msg),
-		 "secret memory refused (%s; memory-lock limit %s, %zu bytes of secret memory and %zu of "
-		 "locked fallback in use): new blocks go to ordinary memory until secret memory is freed "
+		 "secret memory refused (cause: %s; RLIMIT_MEMLOCK %s; in use: %zu bytes of secret memory, "
+		 "%zu of locked fallback): new blocks go to ordinary memory until secret memory is freed "
 		 "(SECRETMEM_REQUIRE=1 makes malloc fail instead)",
 		 st.last_failure == SECRETMEM_FAILURE_MEMLOCK ? "memory-lock limit"
 		 : st.last_failure == SECRETMEM_FAILURE_SANDBOX ? "sandbox"
