@@ -268,6 +268,11 @@ uninstall:
 clean:
 	rm -rf build
 
+# ---- heap module (issue 11): fork() per MiB of live heap, bench/heap_fork.sh --
+$(BUILD)/bench/heap_fork: bench/heap_fork.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $<
+
 # ---- fork benchmark (issue 10): how long fork() blocks under copy ----------
 $(BUILD)/bench/fork_bench: bench/fork/fork_bench.c $(STLIB)
 	@mkdir -p $(@D)
