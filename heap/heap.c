@@ -66,7 +66,13 @@ extern void *__libc_memalign(size_t align, size_t size);
 
 enum { T_NEW = 0, T_LIVE = 1, T_EXITING = 2, T_PLAIN = 3 };
 
-static __thread unsigned char t_busy __attribute__((tls_model("initial-exec")));
+/*
+ * volatile: glibc declares pthread_setspecific, pthread_once and others
+ * "leaf" (they never call back into this file), so the compiler may move or
+ * drop a plain t_busy++ / t_busy-- around them - but they do call back, into
+ * calloc (pthread_setspecific for a key beyond the first 32).
+ */
+static __thread volatile unsigned char t_busy __attribute__((tls_model("initial-exec")));
 static __thread unsigned char t_state __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
