@@ -305,6 +305,12 @@ static void init(void)
 			hp_say("invalid SECRETMEM_HEAP_HUGE (a size such as 1M, or 0 for no limit): using 1M");
 	}
 	require = (int)sm_option(SECRETMEM_OPT_REQUIRE);
+	/* the heap is the program's memory: a child must get its own copy
+	 * (drop would take every block from it, share would share them) */
+	if (sm_option(SECRETMEM_OPT_FORK) != SECRETMEM_FORK_COPY) {
+		secretmem_set_option(SECRETMEM_OPT_FORK, SECRETMEM_FORK_COPY);
+		hp_say("SECRETMEM_FORK is ignored in heap mode: a forked child gets a copy of the heap (copy)");
+	}
 	for (unsigned c = 0; c < SM_NCLASS; c++) {
 		unsigned d = c;
 		while (d + 1 < SM_NCLASS && sm_class_size[d] % 16)

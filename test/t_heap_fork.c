@@ -8,7 +8,8 @@
  * parent's blocks keep their contents whatever the child writes; a fork
  * from a program whose other threads churn malloc/free; fork+exec,
  * posix_spawn, vfork+exec and system() children run and exit 0; and the
- * time budget of fork() per MiB of live heap (500 ms, a regression guard).
+ * time budget of fork() per MiB of live heap (500 ms, a regression guard);
+ * SECRETMEM_FORK=share is ignored with a warning.
  */
 #include <pthread.h>
 #include <spawn.h>
@@ -198,6 +199,13 @@ int main(int argc, char **argv)
 	int st = hr_run(argv[0], "run", 1, NULL, out, sizeof(out));
 	printf("%s", out);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "child ok"), "child: %s", tl_status_str(st));
+	/* SECRETMEM_FORK=share or drop would share or take the heap: ignored */
+	const char *share[] = { "SECRETMEM_FORK=share", NULL };
+	st = hr_run(argv[0], "run", 1, share, out, sizeof(out));
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "child ok") &&
+		 strstr(out, "secretmem-heap: warning: SECRETMEM_FORK is ignored in heap mode"), "SECRETMEM_FORK=share: %s",
+		 tl_status_str(st));
 	printf("pass\n");
 	return 0;
 }
