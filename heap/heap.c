@@ -668,6 +668,25 @@ HP_EXPORT struct mallinfo mallinfo(void)
 	return mi;
 }
 
+/* SECRETMEM_REPORT=1 (secretmem exec --report): the figures at exit(). */
+__attribute__((destructor)) static void heap_report(void)
+{
+	const char *r = getenv("SECRETMEM_REPORT");
+	char line[400];
+
+	if (!r || strcmp(r, "1") != 0 || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+		return;
+	int n = snprintf(line, sizeof(line),
+			 "secretmem-heap: report: pid %d, %s: secret %llu bytes, locked fallback %llu bytes, plain %llu "
+			 "bytes in %llu blocks, early %llu bytes\n",
+			 (int)getpid(), stood_down ? "stood down" : "active",
+			 (unsigned long long)stats->secret_bytes, (unsigned long long)stats->fallback_bytes,
+			 (unsigned long long)stats->plain_bytes, (unsigned long long)stats->plain_blocks,
+			 (unsigned long long)stats->early_bytes);
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
+}
+
 extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
 
 /*
