@@ -495,8 +495,17 @@ HP_EXPORT void *realloc(void *p, size_t size)
 	if (kind == LOOKUP_NOT_LIVE || kind == LOOKUP_INTERIOR)
 		free_other(p, kind); /* fatal */
 	if (kind == LOOKUP_FOREIGN && !is_early(p)) {
-		/* glibc's block stays glibc's */
 		size_t before = plain_usable(p);
+		/* a plain block (made after a refusal) goes back to secret
+		 * memory when it can; else glibc's block stays glibc's */
+		if (size <= huge && t_state == T_LIVE && !t_busy && !__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)) {
+			void *n = secret_alloc(16, size);
+			if (n) {
+				sm_copy(n, p, before < size ? before : size);
+				plain_free(p);
+				return n;
+			}
+		}
 		void *n = __libc_realloc(p, size);
 		if (n) {
 			st_add(&stats->plain_bytes, (int64_t)plain_usable(n) - (int64_t)before);
