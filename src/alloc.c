@@ -345,6 +345,13 @@ static void free_block(struct tcache *tc, void *p, const struct blockref *ref)
 		return;
 	}
 	struct slab *s = ref->slab;
+	if (SM_UNLIKELY(sm_is_run(s))) {
+		SM_VG_FREE(p);
+		sm_run_free(s);
+		if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
+			sm_release_unused();
+		return;
+	}
 	uint8_t expected = SLOT_LIVE;
 	/* one atomic step: two threads freeing the same block cannot both win */
 	if (!atomic_compare_exchange_strong_explicit((_Atomic uint8_t *)&s->state[ref->idx], &expected,
@@ -429,7 +436,19 @@ SM_API void *secretmem_realloc(void *p, size_t size)
 	}
 	size_t usable = ref.usable;
 	int keep;
-	if (ref.slab)
+	if (ref.slab && sm_is_run(ref.slab)) {
+		/* in place within the run's pages (its class) */
+		void *q;
+		size_t u;
+		if (sm_run_resize(ref.slab, size, &q, &u) == 0) {
+			if (q != p) {
+				SM_VG_FREE(p);
+				SM_VG_MALLOC(q, u);
+			}
+			return q;
+		}
+		keep = 0;
+	} else if (ref.slab)
 		keep = size <= SM_SMALL_MAX && sm_size_class(size) == ref.slab->cls;
 	else
 		keep = size <= usable && size > SM_SMALL_MAX && size >= usable / 2;

@@ -12,8 +12,16 @@
  *  - A slab is a run of 1..8 pages of one chunk holding slots of one size
  *    class.  Its metadata (slot states, free bitmap) lives in ordinary
  *    memory, never next to a secret: every byte of a secret page is user data.
- *  - A large block (> SM_SMALL_MAX) is a region of its own between guard
- *    pages, the block's end touching the upper guard page.
+ *  - A large block (> SM_SMALL_MAX) up to the largest run class (1 MiB
+ *    with 4 KiB pages) is a run: a 1-slot slab of whole pages of a chunk,
+ *    of one of four page counts per doubling, between inaccessible guard
+ *    pages inside the chunk (shared by neighbouring runs, PROT_NONE set once
+ *    when the run is carved), the block's end touching the upper one.  A
+ *    freed run is zeroed and kept for the next block of its class; runs
+ *    kept past a byte budget, or when pages are needed, go back to the
+ *    chunk's free pages.
+ *  - A larger block (or one aligned above a page) is a region of its own
+ *    between guard pages, the block's end touching the upper guard page.
  *  - A radix map from 2 MiB granule to owner (chunk or large block) finds
  *    the metadata of any pointer without a lock, and tells foreign pointers
  *    from ours.
@@ -47,7 +55,9 @@ struct slab {
 	uint64_t inv;             /* ceil(2^40 / size): offset -> index     */
 	uint32_t size;            /* slot size (the class size)             */
 	uint16_t cls, nslots, nalloc, first_page, npages;
-	uint8_t on_partial;
+	uint8_t on_partial;       /* run: on the list of kept free runs     */
+	uint8_t glo, ghi;         /* run: holds the guard page below/above  */
+	struct slab *lru_next, *lru_prev; /* run: all kept free runs, newest first */
 	uint64_t *freemap;        /* bit set: slot FREE and in the slab      */
 	uint8_t *state;           /* SLOT_*; written lock-free by its owner  */
 	uint64_t storage[];
@@ -108,6 +118,22 @@ void sm_arena_give(const struct slotref *refs, unsigned n);
 int sm_large_alloc(size_t size, size_t align, void **out, size_t *usable);
 /* p must be a live large block (checked by the caller via sm_lookup). */
 void sm_large_free(struct large *l);
+/* 1 if s is a run (a large block in a chunk) rather than a slab. */
+static inline int sm_is_run(const struct slab *s)
+{
+	return s->cls >= SM_NCLASS;
+}
+/* Free the live run s (fatal on a double free): zeroed, kept for reuse. */
+void sm_run_free(struct slab *s);
+/* Resize the live run s in place to size bytes if it fits its pages (the
+ * contents move down so that the end still touches the guard page); the
+ * new start in *out, usable in *usable.  0, or -ENOSPC if it does not fit. */
+int sm_run_resize(struct slab *s, size_t size, void **out, size_t *usable);
+/* For tests: guarded runs allowed before runs go unguarded (VMA bound);
+ * 0 restores the default.  Returns the previous value. */
+size_t sm_run_guard_limit(size_t n);
+/* Guard pages currently set (each splits a chunk's mapping in up to 3). */
+size_t sm_run_guards(void);
 
 /* Fault in at least bytes of chunk pages now (SECRETMEM_RESERVE). */
 int sm_reserve(size_t bytes);
@@ -126,11 +152,15 @@ void sm_slab_fork_parent(void);
  * allocator's: SIZE_MAX.
  */
 size_t sm_slab_fork_keep(const struct region *r);
+/* Locks held: 1 if page pg of region r is an inaccessible guard page of a
+ * run (the copy must not read it; the child sets it again). */
+int sm_slab_fork_guard(const struct region *r, size_t pg);
 /*
  * In the child.  drop: forget every chunk and block (their pages are gone).
  * Otherwise (copy): zero every slot that is not live, since the parent's
- * other threads may have freed blocks between the copy and the fork, and
- * give back the cached large blocks (not copied).
+ * other threads may have freed blocks between the copy and the fork, give
+ * the free runs' pages back to their chunks (zeroed), set the live runs'
+ * guard pages again, and give back the cached large blocks (not copied).
  */
 void sm_slab_fork_child(int drop);
 
