@@ -884,8 +884,10 @@ static long find_run(const struct chunk *c, size_t n)
 			j++;
 		/* free pages [i, j) */
 		int lo_ok = i == 0 || is_guard(c, i - 1), hi_ok = j == np || is_guard(c, j);
-		if (hi_ok && !lo_ok && j - i >= n + 1)
-			return (long)(j - n); /* share the guard above */
+		/* share a guard page above (not the chunk's end: the pages
+		 * below are faulted in first) */
+		if (j < np && hi_ok && !lo_ok && j - i >= n + 1)
+			return (long)(j - n);
 		size_t start = i + !lo_ok;
 		if (start + n < j || (start + n == j && hi_ok))
 			return (long)start;
