@@ -34,16 +34,11 @@ const uint32_t sm_class_size[SM_NCLASS] = {
 _Static_assert(sizeof(sm_class_size) / sizeof(sm_class_size[0]) == SM_NCLASS, "class table");
 
 /* size -> class: by 4-byte steps up to 1024, 256-byte steps to 16 KiB */
-static uint8_t class_by4[1024 / 4 + 1];
-static uint8_t class_by256[SM_SMALL_MAX / 256 + 1];
+uint8_t sm_class_by4[1024 / 4 + 1];
+uint8_t sm_class_by256[SM_SMALL_MAX / 256 + 1];
+#define class_by4 sm_class_by4
+#define class_by256 sm_class_by256
 static uint16_t slab_pages[SM_NCLASS], slab_slots[SM_NCLASS];
-
-unsigned sm_size_class(size_t size)
-{
-	if (size <= 1024)
-		return class_by4[(size + 3) >> 2];
-	return class_by256[(size + 255) >> 8];
-}
 
 static void init_classes(size_t ps)
 {
@@ -172,28 +167,6 @@ void sm_meta_free(void *p, size_t size)
 
 /* ---- radix map: 2 MiB granule -> owner ---------------------------------- */
 
-#define ADDR_BITS 47
-#define RADIX_L2_BITS 13
-#define RADIX_L1_SIZE ((size_t)1 << (ADDR_BITS - SM_GRANULE_SHIFT - RADIX_L2_BITS))
-#define RADIX_L2_SIZE ((size_t)1 << RADIX_L2_BITS)
-
-enum { OWNER_CHUNK = 1, OWNER_LARGE = 2 };
-
-struct owner {
-	int kind;
-};
-
-struct chunk {
-	struct owner own;
-	struct chunk *next, *prev;
-	struct region reg;
-	uint32_t npages, used_pages;
-	uint64_t pagemap[SM_CHUNK_MAX_PAGES / 64]; /* bit set: page in a slab,
-						      a run or a guard page */
-	uint8_t guard_ref[SM_CHUNK_MAX_PAGES];     /* runs next to a guard page */
-	struct slab *_Atomic page_slab[SM_CHUNK_MAX_PAGES];
-};
-
 struct large {
 	struct owner own;
 	int state; /* SLOT_LIVE or SLOT_CACHED */
@@ -203,18 +176,19 @@ struct large {
 	size_t usable;
 };
 
-static struct owner *_Atomic *_Atomic radix[RADIX_L1_SIZE];
+struct owner *_Atomic *_Atomic sm_radix[SM_RADIX_L1_SIZE];
+#define radix sm_radix
 static pthread_mutex_t radix_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct owner *radix_get(uintptr_t a)
 {
-	if (a >> ADDR_BITS)
+	if (a >> SM_ADDR_BITS)
 		return NULL;
 	size_t g = a >> SM_GRANULE_SHIFT;
-	struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> RADIX_L2_BITS], memory_order_acquire);
+	struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> SM_RADIX_L2_BITS], memory_order_acquire);
 	if (!leaf)
 		return NULL;
-	return atomic_load_explicit(&leaf[g & (RADIX_L2_SIZE - 1)], memory_order_acquire);
+	return atomic_load_explicit(&leaf[g & (SM_RADIX_L2_SIZE - 1)], memory_order_acquire);
 }
 
 /* Point every granule of [start, start+len) at o (NULL to clear). */
@@ -222,23 +196,23 @@ static int radix_set(uintptr_t start, size_t len, struct owner *o)
 {
 	int rc = 0;
 
-	if ((start + len - 1) >> ADDR_BITS)
+	if ((start + len - 1) >> SM_ADDR_BITS)
 		return -ENOMEM; /* beyond the 47-bit user space we index */
 	pthread_mutex_lock(&radix_lock);
 	for (uintptr_t a = start; a < start + len; a += SM_GRANULE) {
 		size_t g = a >> SM_GRANULE_SHIFT;
-		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> RADIX_L2_BITS], memory_order_relaxed);
+		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> SM_RADIX_L2_BITS], memory_order_relaxed);
 		if (!leaf) {
 			void *mem;
 			if (!o)
 				continue;
-			rc = os_map_anon(RADIX_L2_SIZE * sizeof(*leaf), &mem);
+			rc = os_map_anon(SM_RADIX_L2_SIZE * sizeof(*leaf), &mem);
 			if (rc)
 				break;
 			leaf = mem;
-			atomic_store_explicit(&radix[g >> RADIX_L2_BITS], leaf, memory_order_release);
+			atomic_store_explicit(&radix[g >> SM_RADIX_L2_BITS], leaf, memory_order_release);
 		}
-		atomic_store_explicit(&leaf[g & (RADIX_L2_SIZE - 1)], o, memory_order_release);
+		atomic_store_explicit(&leaf[g & (SM_RADIX_L2_SIZE - 1)], o, memory_order_release);
 	}
 	pthread_mutex_unlock(&radix_lock);
 	return rc;
@@ -246,10 +220,10 @@ static int radix_set(uintptr_t start, size_t len, struct owner *o)
 
 static void radix_clear_all(void)
 {
-	for (size_t i = 0; i < RADIX_L1_SIZE; i++) {
+	for (size_t i = 0; i < SM_RADIX_L1_SIZE; i++) {
 		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[i], memory_order_relaxed);
 		if (leaf)
-			for (size_t j = 0; j < RADIX_L2_SIZE; j++)
+			for (size_t j = 0; j < SM_RADIX_L2_SIZE; j++)
 				atomic_store_explicit(&leaf[j], NULL, memory_order_relaxed);
 	}
 }
@@ -272,7 +246,9 @@ void sm_counters_get(struct sm_counters *c)
 	c->large_bytes = atomic_load(&ctr.large_bytes);
 }
 
-static size_t page_size, page_shift;
+size_t sm_page_shift;
+static size_t page_size;
+#define page_shift sm_page_shift
 /* smallest chunk (pages) refused for lack of memory since the last release */
 static atomic_size_t refused_pages = SIZE_MAX;
 
@@ -1467,12 +1443,12 @@ static void forget_live_blocks(void)
 					SM_VG_FREE(s->start + (size_t)i * s->size);
 		}
 	}
-	for (size_t i = 0; i < RADIX_L1_SIZE; i++) {
+	for (size_t i = 0; i < SM_RADIX_L1_SIZE; i++) {
 		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[i], memory_order_relaxed);
-		for (size_t j = 0; leaf && j < RADIX_L2_SIZE; j++) {
+		for (size_t j = 0; leaf && j < SM_RADIX_L2_SIZE; j++) {
 			struct owner *o = atomic_load_explicit(&leaf[j], memory_order_relaxed);
 			struct large *l = (struct large *)o;
-			uintptr_t g = ((i << RADIX_L2_BITS) | j) << SM_GRANULE_SHIFT;
+			uintptr_t g = ((i << SM_RADIX_L2_BITS) | j) << SM_GRANULE_SHIFT;
 			/* a large block spans several granules: count it once */
 			if (o && o->kind == OWNER_LARGE && l->state == SLOT_LIVE && (l->reg.base & ~(SM_GRANULE - 1)) == g)
 				SM_VG_FREE(l->ptr);

@@ -30,6 +30,7 @@
 #define SECRETMEM_SLAB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include "internal.h"
 
@@ -91,12 +92,82 @@ struct sm_counters {
 };
 
 int sm_slab_init(void);
-unsigned sm_size_class(size_t size); /* size <= SM_SMALL_MAX */
+
+extern uint8_t sm_class_by4[1024 / 4 + 1];
+extern uint8_t sm_class_by256[SM_SMALL_MAX / 256 + 1];
+
+/* size <= SM_SMALL_MAX */
+static inline unsigned sm_size_class(size_t size)
+{
+	if (size <= 1024)
+		return sm_class_by4[(size + 3) >> 2];
+	return sm_class_by256[(size + 255) >> 8];
+}
 unsigned sm_narenas(void);
 struct arena *sm_arena(unsigned i);
 
 /* Classify p; never fatal. */
 int sm_lookup(const void *p, struct blockref *ref);
+
+/* ---- the radix map and chunks, for the inline fast lookup -------------- */
+
+#define SM_ADDR_BITS 47
+#define SM_RADIX_L2_BITS 13
+#define SM_RADIX_L1_SIZE ((size_t)1 << (SM_ADDR_BITS - SM_GRANULE_SHIFT - SM_RADIX_L2_BITS))
+#define SM_RADIX_L2_SIZE ((size_t)1 << SM_RADIX_L2_BITS)
+
+enum { OWNER_CHUNK = 1, OWNER_LARGE = 2 };
+
+struct owner {
+	int kind;
+};
+
+struct chunk {
+	struct owner own;
+	struct chunk *next, *prev;
+	struct region reg;
+	uint32_t npages, used_pages;
+	uint64_t pagemap[SM_CHUNK_MAX_PAGES / 64]; /* bit set: page in a slab,
+						      a run or a guard page */
+	uint8_t guard_ref[SM_CHUNK_MAX_PAGES];     /* runs next to a guard page */
+	struct slab *_Atomic page_slab[SM_CHUNK_MAX_PAGES];
+};
+
+extern struct owner *_Atomic *_Atomic sm_radix[SM_RADIX_L1_SIZE];
+extern size_t sm_page_shift;
+
+/*
+ * The fast part of sm_lookup for free: the slab (or run) whose slot starts
+ * at p, and the slot's index; NULL for anything else (sm_lookup then tells
+ * what it is).  The slot's state is not read: free's atomic step does it.
+ */
+static inline struct slab *sm_lookup_slot(const void *p, unsigned *idx)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (SM_UNLIKELY(a >> SM_ADDR_BITS))
+		return NULL;
+	size_t g = a >> SM_GRANULE_SHIFT;
+	struct owner *_Atomic *leaf = atomic_load_explicit(&sm_radix[g >> SM_RADIX_L2_BITS], memory_order_acquire);
+	if (SM_UNLIKELY(!leaf))
+		return NULL;
+	struct owner *o = atomic_load_explicit(&leaf[g & (SM_RADIX_L2_SIZE - 1)], memory_order_acquire);
+	if (SM_UNLIKELY(!o || o->kind != OWNER_CHUNK))
+		return NULL;
+	struct chunk *c = (struct chunk *)o;
+	size_t pg = (a - (uintptr_t)c->reg.data) >> sm_page_shift; /* below data: huge */
+	if (SM_UNLIKELY(pg >= c->npages))
+		return NULL;
+	struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_acquire);
+	if (SM_UNLIKELY(!s))
+		return NULL;
+	uint64_t off = a - (uintptr_t)s->start;
+	unsigned i = (unsigned)((off * s->inv) >> 40);
+	if (SM_UNLIKELY((uint64_t)i * s->size != off || i >= s->nslots))
+		return NULL;
+	*idx = i;
+	return s;
+}
 
 /*
  * Take up to want FREE slots of class cls from arena a (creating a slab, and
