@@ -1093,17 +1093,19 @@ int sm_run_resize(struct slab *s, size_t size, void **out, size_t *usable)
 	if (size <= SM_SMALL_MAX || size > RUN_MAX_BYTES)
 		return -ENOSPC;
 	size_t use = (size + 15) & ~(size_t)15, old = s->size;
-	size_t pages = (use + page_size - 1) >> page_shift;
-	if (pages > run_max_pages || run_class_of[pages] != s->cls - SM_NCLASS)
-		return -ENOSPC;
 	unsigned char *p = s->start, *end = run_end(s);
 	if (use <= old) {
-		/* what the caller gave up must not stay behind */
+		/* secretmem_realloc(3): a block that shrinks to at least half
+		 * stays; what the caller gave up must not stay behind */
+		if (size < old / 2)
+			return -ENOSPC;
 		sm_zero(p + size, old - size);
 		*out = p;
 		*usable = old;
 		return 0;
 	}
+	if (((use + page_size - 1) >> page_shift) > s->npages)
+		return -ENOSPC; /* not in this run's pages */
 	unsigned char *np = p;
 	if (p + use > end) {
 		/* grow downwards: the end stays at the guard page */

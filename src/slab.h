@@ -196,9 +196,10 @@ static inline int sm_is_run(const struct slab *s)
 }
 /* Free the live run s (fatal on a double free): zeroed, kept for reuse. */
 void sm_run_free(struct slab *s);
-/* Resize the live run s in place to size bytes if it fits its pages (the
- * contents move down so that the end still touches the guard page); the
- * new start in *out, usable in *usable.  0, or -ENOSPC if it does not fit. */
+/* Resize the live run s in place: a shrink to at least half stays (the
+ * rest zeroed), a growth within the run's pages slides the contents down so
+ * that the end still touches the guard page.  The start in *out, usable in
+ * *usable.  0, or -ENOSPC (the caller moves the block). */
 int sm_run_resize(struct slab *s, size_t size, void **out, size_t *usable);
 /* For tests: guarded runs allowed before runs go unguarded (VMA bound);
  * 0 restores the default.  Returns the previous value. */
