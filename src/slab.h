@@ -49,18 +49,20 @@ struct arena;
 struct chunk;
 
 struct slab {
-	struct slab *next, *prev; /* the arena's partial list of this class */
-	struct arena *arena;      /* whose lock guards the fields below     */
-	struct chunk *chunk;
+	/* first cache line: what free's lookup and malloc's hand-out read */
 	unsigned char *start;     /* first slot, in secret memory           */
 	uint64_t inv;             /* ceil(2^40 / size): offset -> index     */
+	uint8_t *state;           /* SLOT_*; written lock-free by its owner  */
 	uint32_t size;            /* slot size (the class size)             */
-	uint16_t cls, nslots, nalloc, first_page, npages;
+	uint16_t cls, nslots;
+	struct chunk *chunk;
+	struct arena *arena;      /* whose lock guards the fields below     */
+	struct slab *next, *prev; /* the arena's partial list of this class */
+	uint16_t nalloc, first_page, npages;
 	uint8_t on_partial;       /* run: on the list of kept free runs     */
 	uint8_t glo, ghi;         /* run: holds the guard page below/above  */
 	struct slab *lru_next, *lru_prev; /* run: all kept free runs, newest first */
 	uint64_t *freemap;        /* bit set: slot FREE and in the slab      */
-	uint8_t *state;           /* SLOT_*; written lock-free by its owner  */
 	uint64_t storage[];
 };
 
@@ -124,9 +126,9 @@ struct owner {
 
 struct chunk {
 	struct owner own;
-	struct chunk *next, *prev;
+	uint32_t npages, used_pages; /* with reg.data, in the first cache line */
 	struct region reg;
-	uint32_t npages, used_pages;
+	struct chunk *next, *prev;
 	uint64_t pagemap[SM_CHUNK_MAX_PAGES / 64]; /* bit set: page in a slab,
 						      a run or a guard page */
 	uint8_t guard_ref[SM_CHUNK_MAX_PAGES];     /* runs next to a guard page */
