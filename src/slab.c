@@ -295,7 +295,7 @@ static int fault_to(struct region *r, size_t upto)
 
 /* ---- chunks ------------------------------------------------------------ */
 
-#define FAULT_BATCH_PAGES 8
+#define FAULT_AHEAD_MAX 32 /* pages faulted beyond the need, at most */
 #define FIRST_CHUNK_PAGES 16
 
 static pthread_mutex_t pages_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -403,19 +403,26 @@ static long find_pages(const struct chunk *c, size_t n)
 	return -1;
 }
 
-/* Under pages_lock: pages [0, end) of c faulted in, a few pages ahead of
- * need to save system calls (exactly what is needed if the memory-lock
- * budget refuses the batch). */
+/*
+ * Under pages_lock: pages [0, end) of c faulted in.  Ahead of the need by as
+ * many pages as the chunk has faulted so far (1, 2, 4, ... up to
+ * FAULT_AHEAD_MAX): a program that needs one page pays for one (each first
+ * touch of a secret page costs tens of microseconds), a growing one makes
+ * few system calls.  Exactly what is needed if the memory-lock budget
+ * refuses the batch.
+ */
 static int fault_pages(struct chunk *c, size_t endpage)
 {
-	size_t end = endpage << page_shift;
+	size_t end = endpage << page_shift, have = c->reg.faulted;
 	int rc = 0;
 
-	if (end > c->reg.faulted) {
-		size_t batch = c->reg.faulted + ((size_t)FAULT_BATCH_PAGES << page_shift);
+	if (end > have) {
+		size_t ahead = have < ((size_t)FAULT_AHEAD_MAX << page_shift) ? have
+									   : (size_t)FAULT_AHEAD_MAX << page_shift;
+		size_t batch = end + ahead;
 		if (batch > c->reg.size)
 			batch = c->reg.size;
-		rc = fault_to(&c->reg, batch > end ? batch : end);
+		rc = fault_to(&c->reg, batch);
 		if (rc && batch > end)
 			rc = fault_to(&c->reg, end);
 	}
