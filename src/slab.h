@@ -8,7 +8,8 @@
  *  - A chunk is one secret region (one memfd_secret file, closed at once) of
  *    up to 2 MiB minus two guard pages, alone in a 2 MiB-aligned granule of
  *    address space.  Its pages are faulted in lazily, from the kernel side,
- *    a few at a time, and carved into slabs.
+ *    ahead of the need by as many as it has (at most 32), and carved into
+ *    slabs and runs.
  *  - A slab is a run of 1..8 pages of one chunk holding slots of one size
  *    class.  Its metadata (slot states, free bitmap) lives in ordinary
  *    memory, never next to a secret: every byte of a secret page is user data.
