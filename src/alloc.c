@@ -62,6 +62,72 @@ static uint16_t bin_cap(unsigned cls)
 	return size <= 256 ? 32 : size <= 2048 ? 16 : 4;
 }
 
+/*
+ * Valgrind annotations off the fast path: a client request costs ~15
+ * instructions and a stack array (so a stack-protector canary) each, four
+ * per malloc/free pair; outside valgrind the fast path tests one flag.
+ */
+#ifdef SM_VALGRIND
+static int vg_on;
+static __attribute__((noinline, cold)) void vg_malloc(void *p, size_t n)
+{
+	SM_VG_MALLOC(p, n);
+}
+static __attribute__((noinline, cold)) void vg_free(void *p)
+{
+	SM_VG_FREE(p);
+}
+static __attribute__((noinline, cold)) void vg_defined(void *p, size_t n)
+{
+	SM_VG_DEFINED(p, n);
+}
+#define VG_MALLOC(p, n) do { if (SM_UNLIKELY(vg_on)) vg_malloc((p), (n)); } while (0)
+#define VG_FREE(p) do { if (SM_UNLIKELY(vg_on)) vg_free((p)); } while (0)
+#define VG_DEFINED(p, n) do { if (SM_UNLIKELY(vg_on)) vg_defined((p), (n)); } while (0)
+#else
+#define VG_MALLOC(p, n) ((void)(p), (void)(n))
+#define VG_FREE(p) ((void)(p))
+#define VG_DEFINED(p, n) ((void)(p), (void)(n))
+#endif
+
+/*
+ * The zero check and the zeroing of a small slot, inline for the classes up
+ * to 64 bytes (16 to 64, multiples of 4, slots 4-aligned): a few word loads
+ * or stores at overlapping offsets instead of a call.  General registers
+ * only (the empty asm keeps the compiler from merging the words into vector
+ * code; the stores write zeroes).
+ */
+typedef uint64_t __attribute__((may_alias, aligned(4))) sm_word;
+
+static inline int slot_is_zero(const unsigned char *p, uint32_t size)
+{
+	if (size <= 64) {
+		/* [0, 16) and [size-16, size), and above 32 bytes [16, 32) and
+		 * [size-32, size-16): every byte of 16 to 64 */
+		const sm_word *a0 = (const sm_word *)(const void *)p;
+		const sm_word *a1 = (const sm_word *)(const void *)(p + size - 16);
+		uint64_t a = a0[0] | a0[1] | a1[0] | a1[1];
+		__asm__("" : "+r"(a));
+		if (size > 32)
+			a |= a0[2] | a0[3] | a1[-2] | a1[-1];
+		return a == 0;
+	}
+	return sm_is_zero(p, size);
+}
+
+static inline void slot_zero(unsigned char *p, uint32_t size)
+{
+	if (size <= 64) {
+		sm_word *a0 = (sm_word *)(void *)p, *a1 = (sm_word *)(void *)(p + size - 16);
+		a0[0] = a0[1] = a1[0] = a1[1] = 0;
+		if (size > 32)
+			a0[2] = a0[3] = a1[-2] = a1[-1] = 0;
+		__asm__ __volatile__("" : : "r"(p) : "memory"); /* not dead stores */
+		return;
+	}
+	sm_zero(p, size);
+}
+
 static void owner_add(long *field, long v)
 {
 	__atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
@@ -145,6 +211,9 @@ static void init(void)
 		return;
 	}
 	sm_options_freeze();
+#ifdef SM_VALGRIND
+	vg_on = RUNNING_ON_VALGRIND != 0;
+#endif
 	release_idle = (int)sm_option(SECRETMEM_OPT_RELEASE_IDLE);
 	sm_fork_handlers_install();
 	if (pthread_key_create(&tc_key, tcache_destroy)) {
@@ -234,7 +303,7 @@ static int fallback_forbidden(const struct slab *s)
 
 /* ---- malloc and free ------------------------------------------------------- */
 
-static void count_alloc(struct tcache *tc, long bytes)
+static inline void count_alloc(struct tcache *tc, long bytes)
 {
 	owner_add(&tc->live, 1);
 	owner_add(&tc->bytes, bytes);
@@ -242,7 +311,7 @@ static void count_alloc(struct tcache *tc, long bytes)
 		atomic_fetch_add(&idle_live, 1);
 }
 
-static void count_free(struct tcache *tc, long bytes)
+static inline void count_free(struct tcache *tc, long bytes)
 {
 	if (tc) {
 		owner_add(&tc->live, -1);
@@ -265,13 +334,32 @@ static void *malloc_large(size_t size, size_t align)
 		set_errno_from(rc);
 		return NULL;
 	}
-	SM_VG_MALLOC(p, usable);
+	VG_MALLOC(p, usable);
 	if (release_idle)
 		atomic_fetch_add(&idle_live, 1);
 	return p;
 }
 
-SM_API void *secretmem_malloc(size_t size)
+/* Hand out slot r of class cls: still all zero (write-after-free check),
+ * then live. */
+static inline __attribute__((always_inline)) void *hand_out(struct tcache *tc, struct slotref r)
+{
+	struct slab *s = r.slab;
+	unsigned idx = (unsigned)(((uint64_t)(r.p - s->start) * s->inv) >> 40);
+
+	SM_UNPOISON(r.p, s->size);
+	VG_DEFINED(r.p, s->size);
+	if (SM_UNLIKELY(!slot_is_zero(r.p, s->size)))
+		sm_fatal("freed block was modified (write after free)");
+	atomic_store_explicit((_Atomic uint8_t *)&s->state[idx], SLOT_LIVE, memory_order_relaxed);
+	VG_MALLOC(r.p, s->size);
+	count_alloc(tc, s->size);
+	return r.p;
+}
+
+/* Everything but a pop from a non-empty bin: the first call of a thread, a
+ * large block, a refill, fallback memory under SECRETMEM_REQUIRE. */
+static __attribute__((noinline)) void *malloc_slow(size_t size)
 {
 	struct tcache *tc = tls_tc;
 
@@ -309,15 +397,20 @@ SM_API void *secretmem_malloc(size_t size)
 			return NULL;
 		}
 	}
-	struct slab *s = r.slab;
-	unsigned idx = (unsigned)(((uint64_t)(r.p - s->start) * s->inv) >> 40);
-	SM_SHOW(r.p, s->size);
-	if (SM_UNLIKELY(!sm_is_zero(r.p, s->size)))
-		sm_fatal("freed block was modified (write after free)");
-	atomic_store_explicit((_Atomic uint8_t *)&s->state[idx], SLOT_LIVE, memory_order_relaxed);
-	SM_VG_MALLOC(r.p, s->size);
-	count_alloc(tc, s->size);
-	return r.p;
+	return hand_out(tc, r);
+}
+
+SM_API void *secretmem_malloc(size_t size)
+{
+	struct tcache *tc = tls_tc;
+
+	if (SM_UNLIKELY(!tc || size > SM_SMALL_MAX ||
+			atomic_load_explicit(&sm_fallback_regions, memory_order_relaxed)))
+		return malloc_slow(size);
+	struct tbin *b = &tc->bins[sm_size_class(size)];
+	if (SM_UNLIKELY(!b->count))
+		return malloc_slow(size);
+	return hand_out(tc, b->slots[--b->count]);
 }
 
 /* Classify p for free/realloc/usable_size: fatal unless a live block. */
@@ -335,43 +428,62 @@ static void must_be_live(const void *p, struct blockref *ref)
 	}
 }
 
+/* A freed slot straight back to its slab (no cache). */
+static __attribute__((noinline)) void give_back(void *p, struct slab *s)
+{
+	struct slotref r = { p, s };
+
+	sm_arena_give(&r, 1);
+}
+
+/* Free the live-or-not small slot idx of slab s at p (fatal if not live). */
+static inline __attribute__((always_inline)) void free_small(struct tcache *tc, void *p, struct slab *s, unsigned idx)
+{
+	uint8_t expected = SLOT_LIVE;
+	/* one atomic step: two threads freeing the same block cannot both win */
+	if (!atomic_compare_exchange_strong_explicit((_Atomic uint8_t *)&s->state[idx], &expected, SLOT_CACHED,
+						     memory_order_relaxed, memory_order_relaxed))
+		sm_fatal("double free");
+	slot_zero(p, s->size);
+	VG_FREE(p);
+	SM_POISON(p, s->size);
+
+	struct tbin *b = tc ? &tc->bins[s->cls] : NULL;
+	if (SM_UNLIKELY(!b || !b->cap)) {
+		give_back(p, s);
+	} else {
+		if (SM_UNLIKELY(b->count == b->cap))
+			flush(tc, s->cls, b->cap / 2u);
+		b->slots[b->count].p = p;
+		b->slots[b->count++].slab = s;
+	}
+	count_free(tc, s->size);
+}
+
 static void free_block(struct tcache *tc, void *p, const struct blockref *ref)
 {
 	if (ref->large) {
-		SM_VG_FREE(p);
+		VG_FREE(p);
 		sm_large_free(ref->large);
 		if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
 			sm_release_unused();
 		return;
 	}
 	struct slab *s = ref->slab;
-	uint8_t expected = SLOT_LIVE;
-	/* one atomic step: two threads freeing the same block cannot both win */
-	if (!atomic_compare_exchange_strong_explicit((_Atomic uint8_t *)&s->state[ref->idx], &expected,
-						     SLOT_CACHED, memory_order_relaxed, memory_order_relaxed))
-		sm_fatal("double free");
-	sm_zero(p, s->size);
-	SM_VG_FREE(p);
-	SM_POISON(p, s->size);
-
-	struct slotref r = { p, s };
-	struct tbin *b = tc ? &tc->bins[s->cls] : NULL;
-	if (SM_UNLIKELY(!b || !b->cap)) {
-		sm_arena_give(&r, 1);
-	} else {
-		if (SM_UNLIKELY(b->count == b->cap))
-			flush(tc, s->cls, b->cap / 2u);
-		b->slots[b->count++] = r;
+	if (SM_UNLIKELY(sm_is_run(s))) {
+		VG_FREE(p);
+		sm_run_free(s);
+		if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
+			sm_release_unused();
+		return;
 	}
-	count_free(tc, s->size);
+	free_small(tc, p, s, ref->idx);
 }
 
-SM_API void secretmem_free(void *p)
+static __attribute__((noinline)) void free_slow(void *p)
 {
 	struct blockref ref;
 
-	if (!p)
-		return;
 	must_be_live(p, &ref);
 	struct tcache *tc = tls_tc;
 	/* no memory for this thread's cache: the block still goes back, to
@@ -382,6 +494,23 @@ SM_API void secretmem_free(void *p)
 		errno = saved;
 	}
 	free_block(tc, p, &ref);
+}
+
+/* Fast path: the start of a slot of a small class, this thread has a cache;
+ * everything else (and every error's diagnosis) in free_slow. */
+SM_API void secretmem_free(void *p)
+{
+	struct tcache *tc = tls_tc;
+	unsigned idx;
+	struct slab *s;
+
+	if (!p)
+		return;
+	s = sm_lookup_slot(p, &idx);
+	if (SM_UNLIKELY(!s || !tc || sm_is_run(s)))
+		free_slow(p);
+	else
+		free_small(tc, p, s, idx);
 }
 
 /*
@@ -429,7 +558,19 @@ SM_API void *secretmem_realloc(void *p, size_t size)
 	}
 	size_t usable = ref.usable;
 	int keep;
-	if (ref.slab)
+	if (ref.slab && sm_is_run(ref.slab)) {
+		/* in place within the run's pages (its class) */
+		void *q;
+		size_t u;
+		if (sm_run_resize(ref.slab, size, &q, &u) == 0) {
+			if (q != p) {
+				VG_FREE(p);
+				VG_MALLOC(q, u);
+			}
+			return q;
+		}
+		keep = 0;
+	} else if (ref.slab)
 		keep = size <= SM_SMALL_MAX && sm_size_class(size) == ref.slab->cls;
 	else
 		keep = size <= usable && size > SM_SMALL_MAX && size >= usable / 2;

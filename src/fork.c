@@ -116,6 +116,25 @@ static void copy_pages(void *dst, const void *src, size_t len)
 		d[i] = s[i];
 }
 
+/* Copy [0, len) of region r from src to dst, skipping the guard pages of
+ * allocator runs (inaccessible; the child sets them again). */
+static void copy_unguarded(const struct region *r, unsigned char *dst, const unsigned char *src, size_t len)
+{
+	size_t ps = os_page_size(), off = 0;
+
+	while (off < len) {
+		if (sm_slab_fork_guard(r, off / ps)) {
+			off += ps;
+			continue;
+		}
+		size_t end = off + ps;
+		while (end < len && !sm_slab_fork_guard(r, end / ps))
+			end += ps;
+		copy_pages(dst + off, src + off, end - off);
+		off = end;
+	}
+}
+
 /* Fill dst (a slice of the new file, r->size bytes) with r's pages. */
 static int copy_region(struct region *r, unsigned char *dst)
 {
@@ -143,7 +162,7 @@ static int copy_region(struct region *r, unsigned char *dst)
 			}
 			src = dup;
 		}
-		copy_pages(dst, src, keep);
+		copy_unguarded(r, dst, src, keep);
 		if (dup)
 			os_unmap(dup, r->size);
 	}

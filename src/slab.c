@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "annotate.h"
 #include "slab.h"
 
@@ -33,16 +34,11 @@ const uint32_t sm_class_size[SM_NCLASS] = {
 _Static_assert(sizeof(sm_class_size) / sizeof(sm_class_size[0]) == SM_NCLASS, "class table");
 
 /* size -> class: by 4-byte steps up to 1024, 256-byte steps to 16 KiB */
-static uint8_t class_by4[1024 / 4 + 1];
-static uint8_t class_by256[SM_SMALL_MAX / 256 + 1];
+uint8_t sm_class_by4[1024 / 4 + 1];
+uint8_t sm_class_by256[SM_SMALL_MAX / 256 + 1];
+#define class_by4 sm_class_by4
+#define class_by256 sm_class_by256
 static uint16_t slab_pages[SM_NCLASS], slab_slots[SM_NCLASS];
-
-unsigned sm_size_class(size_t size)
-{
-	if (size <= 1024)
-		return class_by4[(size + 3) >> 2];
-	return class_by256[(size + 255) >> 8];
-}
 
 static void init_classes(size_t ps)
 {
@@ -142,13 +138,19 @@ static void *meta_alloc(size_t size)
 	return p;
 }
 
-static void meta_release(void *p, size_t size)
+/* meta_lock held */
+static void meta_put(void *p, size_t size)
 {
 	unsigned k = meta_pool(size);
 
-	pthread_mutex_lock(&meta_lock);
 	*(void **)p = meta_free[k];
 	meta_free[k] = p;
+}
+
+static void meta_release(void *p, size_t size)
+{
+	pthread_mutex_lock(&meta_lock);
+	meta_put(p, size);
 	pthread_mutex_unlock(&meta_lock);
 }
 
@@ -165,26 +167,6 @@ void sm_meta_free(void *p, size_t size)
 
 /* ---- radix map: 2 MiB granule -> owner ---------------------------------- */
 
-#define ADDR_BITS 47
-#define RADIX_L2_BITS 13
-#define RADIX_L1_SIZE ((size_t)1 << (ADDR_BITS - SM_GRANULE_SHIFT - RADIX_L2_BITS))
-#define RADIX_L2_SIZE ((size_t)1 << RADIX_L2_BITS)
-
-enum { OWNER_CHUNK = 1, OWNER_LARGE = 2 };
-
-struct owner {
-	int kind;
-};
-
-struct chunk {
-	struct owner own;
-	struct chunk *next, *prev;
-	struct region reg;
-	uint32_t npages, used_pages;
-	uint64_t pagemap[SM_CHUNK_MAX_PAGES / 64]; /* bit set: page in a slab */
-	struct slab *_Atomic page_slab[SM_CHUNK_MAX_PAGES];
-};
-
 struct large {
 	struct owner own;
 	int state; /* SLOT_LIVE or SLOT_CACHED */
@@ -194,18 +176,19 @@ struct large {
 	size_t usable;
 };
 
-static struct owner *_Atomic *_Atomic radix[RADIX_L1_SIZE];
+struct owner *_Atomic *_Atomic sm_radix[SM_RADIX_L1_SIZE];
+#define radix sm_radix
 static pthread_mutex_t radix_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct owner *radix_get(uintptr_t a)
 {
-	if (a >> ADDR_BITS)
+	if (a >> SM_ADDR_BITS)
 		return NULL;
 	size_t g = a >> SM_GRANULE_SHIFT;
-	struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> RADIX_L2_BITS], memory_order_acquire);
+	struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> SM_RADIX_L2_BITS], memory_order_acquire);
 	if (!leaf)
 		return NULL;
-	return atomic_load_explicit(&leaf[g & (RADIX_L2_SIZE - 1)], memory_order_acquire);
+	return atomic_load_explicit(&leaf[g & (SM_RADIX_L2_SIZE - 1)], memory_order_acquire);
 }
 
 /* Point every granule of [start, start+len) at o (NULL to clear). */
@@ -213,23 +196,23 @@ static int radix_set(uintptr_t start, size_t len, struct owner *o)
 {
 	int rc = 0;
 
-	if ((start + len - 1) >> ADDR_BITS)
+	if ((start + len - 1) >> SM_ADDR_BITS)
 		return -ENOMEM; /* beyond the 47-bit user space we index */
 	pthread_mutex_lock(&radix_lock);
 	for (uintptr_t a = start; a < start + len; a += SM_GRANULE) {
 		size_t g = a >> SM_GRANULE_SHIFT;
-		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> RADIX_L2_BITS], memory_order_relaxed);
+		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[g >> SM_RADIX_L2_BITS], memory_order_relaxed);
 		if (!leaf) {
 			void *mem;
 			if (!o)
 				continue;
-			rc = os_map_anon(RADIX_L2_SIZE * sizeof(*leaf), &mem);
+			rc = os_map_anon(SM_RADIX_L2_SIZE * sizeof(*leaf), &mem);
 			if (rc)
 				break;
 			leaf = mem;
-			atomic_store_explicit(&radix[g >> RADIX_L2_BITS], leaf, memory_order_release);
+			atomic_store_explicit(&radix[g >> SM_RADIX_L2_BITS], leaf, memory_order_release);
 		}
-		atomic_store_explicit(&leaf[g & (RADIX_L2_SIZE - 1)], o, memory_order_release);
+		atomic_store_explicit(&leaf[g & (SM_RADIX_L2_SIZE - 1)], o, memory_order_release);
 	}
 	pthread_mutex_unlock(&radix_lock);
 	return rc;
@@ -237,10 +220,10 @@ static int radix_set(uintptr_t start, size_t len, struct owner *o)
 
 static void radix_clear_all(void)
 {
-	for (size_t i = 0; i < RADIX_L1_SIZE; i++) {
+	for (size_t i = 0; i < SM_RADIX_L1_SIZE; i++) {
 		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[i], memory_order_relaxed);
 		if (leaf)
-			for (size_t j = 0; j < RADIX_L2_SIZE; j++)
+			for (size_t j = 0; j < SM_RADIX_L2_SIZE; j++)
 				atomic_store_explicit(&leaf[j], NULL, memory_order_relaxed);
 	}
 }
@@ -263,7 +246,9 @@ void sm_counters_get(struct sm_counters *c)
 	c->large_bytes = atomic_load(&ctr.large_bytes);
 }
 
-static size_t page_size, page_shift;
+size_t sm_page_shift;
+static size_t page_size;
+#define page_shift sm_page_shift
 /* smallest chunk (pages) refused for lack of memory since the last release */
 static atomic_size_t refused_pages = SIZE_MAX;
 
@@ -310,7 +295,7 @@ static int fault_to(struct region *r, size_t upto)
 
 /* ---- chunks ------------------------------------------------------------ */
 
-#define FAULT_BATCH_PAGES 8
+#define FAULT_AHEAD_MAX 32 /* pages faulted beyond the need, at most */
 #define FIRST_CHUNK_PAGES 16
 
 static pthread_mutex_t pages_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -418,19 +403,52 @@ static long find_pages(const struct chunk *c, size_t n)
 	return -1;
 }
 
+/*
+ * Under pages_lock: pages [0, end) of c faulted in.  Ahead of the need by as
+ * many pages as the chunk has faulted so far (1, 2, 4, ... up to
+ * FAULT_AHEAD_MAX): a program that needs one page pays for one (each first
+ * touch of a secret page costs tens of microseconds), a growing one makes
+ * few system calls.  Exactly what is needed if the memory-lock budget
+ * refuses the batch.
+ */
+static int fault_pages(struct chunk *c, size_t endpage)
+{
+	size_t end = endpage << page_shift, have = c->reg.faulted;
+	int rc = 0;
+
+	if (end > have) {
+		size_t ahead = have < ((size_t)FAULT_AHEAD_MAX << page_shift) ? have
+									   : (size_t)FAULT_AHEAD_MAX << page_shift;
+		size_t batch = end + ahead;
+		if (batch > c->reg.size)
+			batch = c->reg.size;
+		rc = fault_to(&c->reg, batch);
+		if (rc && batch > end)
+			rc = fault_to(&c->reg, end);
+	}
+	return rc;
+}
+
+static int run_evict_one(void);
+
 /* Under pages_lock: n pages, faulted in; secret_only: not in fallback
- * memory. */
+ * memory.  Free runs kept for reuse go back to the chunks' pages before a
+ * new chunk is made. */
 static int take_pages(size_t n, struct chunk **outc, size_t *first, int secret_only)
 {
 	struct chunk *c;
 	long at = -1;
 	int rc;
 
-	for (c = chunk_list.next; c != &chunk_list; c = c->next) {
-		if (secret_only && c->reg.backend != SECRETMEM_BACKEND_SECRET)
-			continue;
-		at = find_pages(c, n);
-		if (at >= 0)
+	for (;;) {
+		for (c = chunk_list.next; c != &chunk_list; c = c->next) {
+			if (secret_only && c->reg.backend != SECRETMEM_BACKEND_SECRET)
+				continue;
+			at = find_pages(c, n);
+			if (at >= 0)
+				break;
+		}
+		if (at >= 0 || !run_evict_one())
 			break;
 	}
 	if (at < 0) {
@@ -439,19 +457,9 @@ static int take_pages(size_t n, struct chunk **outc, size_t *first, int secret_o
 			return rc;
 		at = 0;
 	}
-	size_t end = ((size_t)at + n) << page_shift;
-	if (end > c->reg.faulted) {
-		/* a few pages ahead saves syscalls; exactly what is needed if
-		 * the memory-lock budget refuses the batch */
-		size_t batch = c->reg.faulted + ((size_t)FAULT_BATCH_PAGES << page_shift);
-		if (batch > c->reg.size)
-			batch = c->reg.size;
-		rc = fault_to(&c->reg, batch > end ? batch : end);
-		if (rc && batch > end)
-			rc = fault_to(&c->reg, end);
-		if (rc)
-			return rc;
-	}
+	rc = fault_pages(c, (size_t)at + n);
+	if (rc)
+		return rc;
 	mark_pages(c, (size_t)at, n, 1);
 	*outc = c;
 	*first = (size_t)at;
@@ -724,11 +732,412 @@ int sm_lookup(const void *p, struct blockref *ref)
 	return st == SLOT_LIVE ? LOOKUP_OK : LOOKUP_NOT_LIVE;
 }
 
+/* ---- runs: large blocks in chunk pages ----------------------------------- */
+
+/*
+ * A block above SM_SMALL_MAX and up to the largest run class is a run: a
+ * 1-slot slab of whole pages of a chunk.  Page counts come in four classes
+ * per doubling (5, 6, 7, 8, 10, 12, 14, 16, 20, ... pages with 4 KiB pages:
+ * at most 25 % more pages than needed).  The block's end touches the page
+ * above the run, an inaccessible guard page; the page below the run is a
+ * guard page too.  Neighbouring runs share a guard page (guard_ref counts
+ * its runs), the chunk's own inaccessible neighbours serve at its ends, and
+ * the protection is set once, when the run is carved, and restored when its
+ * last run goes back to the chunk's free pages: nothing per allocation.
+ *
+ * A freed run is zeroed (from the page holding the block's start to the
+ * end) and kept on its class's list for the next block of that class, so
+ * steady churn maps nothing and faults nothing.  Kept runs past
+ * RUN_CACHE_BYTES, or when pages are needed for a slab or another run, or
+ * at secretmem_trim(), go back to the chunk's free pages (oldest first);
+ * the chunk itself goes when none of its pages is used.
+ *
+ * Each guard page splits the chunk's mapping (up to two more VMAs): past
+ * run_guard_limit guard pages, runs are carved without guard pages, so a
+ * heap of any size stays far below vm.max_map_count (65530 by default).
+ *
+ * All run state is under pages_lock; a run's state byte is written with an
+ * atomic step by its owner (free) as for slots.
+ */
+
+#define RUN_MAX_BYTES ((size_t)1 << 20)
+#define RUN_NCLASS_MAX 64
+#define RUN_CACHE_BYTES ((size_t)16 << 20)
+#define RUN_GUARDS_DEFAULT 8192 /* at most ~16,400 extra VMAs */
+#define SAMPLE 64               /* bytes checked at each sampled place */
+
+static unsigned run_nclass;
+static uint16_t run_class_pages[RUN_NCLASS_MAX];
+static uint8_t run_class_of[SM_CHUNK_MAX_PAGES + 1]; /* pages -> class */
+static size_t run_max_pages;
+static struct slab *run_free_head[RUN_NCLASS_MAX];   /* kept free runs */
+static struct slab *lru_head, *lru_tail;
+static size_t run_cached_bytes, run_guards, run_guard_limit = RUN_GUARDS_DEFAULT;
+
+static void init_runs(size_t ps)
+{
+	size_t minp = (SM_SMALL_MAX + 16 + ps - 1) / ps, cap = RUN_MAX_BYTES / ps;
+	size_t room = chunk_max_pages() - 2;
+
+	if (cap > room)
+		cap = room;
+	run_nclass = 0;
+	for (size_t p = minp; p <= cap && run_nclass < RUN_NCLASS_MAX; p++) {
+		unsigned bits = 64u - (unsigned)__builtin_clzll(p), k = bits > 3 ? bits - 3 : 0;
+		if ((p & (((size_t)1 << k) - 1)) == 0)
+			run_class_pages[run_nclass++] = (uint16_t)p;
+	}
+	run_max_pages = run_nclass ? run_class_pages[run_nclass - 1] : 0;
+	for (size_t p = 0, c = 0; p <= run_max_pages; p++) {
+		while (run_class_pages[c] < p)
+			c++;
+		run_class_of[p] = (uint8_t)c;
+	}
+}
+
+size_t sm_run_guard_limit(size_t n)
+{
+	pthread_mutex_lock(&pages_lock);
+	size_t old = run_guard_limit;
+	run_guard_limit = n ? n : RUN_GUARDS_DEFAULT;
+	pthread_mutex_unlock(&pages_lock);
+	return old;
+}
+
+size_t sm_run_guards(void)
+{
+	pthread_mutex_lock(&pages_lock);
+	size_t n = run_guards;
+	pthread_mutex_unlock(&pages_lock);
+	return n;
+}
+
+static int is_guard(const struct chunk *c, size_t pg)
+{
+	return c->guard_ref[pg] != 0;
+}
+
+/* Under pages_lock: make page pg of c a guard page for one more run (set
+ * PROT_NONE if it was a free page).  1 if it is a guard page now. */
+static int guard_get(struct chunk *c, size_t pg)
+{
+	if (c->guard_ref[pg] == 0) {
+		if (run_guards >= run_guard_limit)
+			return 0;
+		if (os_protect(c->reg.data + (pg << page_shift), page_size, PROT_NONE))
+			return 0; /* e.g. vm.max_map_count reached: unguarded */
+		mark_pages(c, pg, 1, 1);
+		run_guards++;
+	}
+	c->guard_ref[pg]++;
+	return 1;
+}
+
+/* Under pages_lock: one run less next to guard page pg; the last one gives
+ * the page back (protect: restore its access; 0 in a fork child, whose copy
+ * is accessible everywhere). */
+static void guard_put(struct chunk *c, size_t pg, int protect)
+{
+	if (--c->guard_ref[pg])
+		return;
+	run_guards--;
+	if (protect && os_protect(c->reg.data + (pg << page_shift), page_size, PROT_READ | PROT_WRITE))
+		return; /* the page stays out of use */
+	mark_pages(c, pg, 1, 0);
+}
+
+/*
+ * First fit of n free pages in c for a guarded run: the page below and the
+ * page above must each be a guard page already, the chunk's end, or a free
+ * page (which becomes one).  Returns the first page or -1.
+ */
+static long find_run(const struct chunk *c, size_t n)
+{
+	size_t np = c->npages, i = 0;
+
+	if (np - c->used_pages < n)
+		return -1;
+	while (i < np) {
+		if (page_used(c, i)) {
+			i++;
+			continue;
+		}
+		size_t j = i;
+		while (j < np && !page_used(c, j))
+			j++;
+		/* free pages [i, j) */
+		int lo_ok = i == 0 || is_guard(c, i - 1), hi_ok = j == np || is_guard(c, j);
+		/* share a guard page above (not the chunk's end: the pages
+		 * below are faulted in first) */
+		if (j < np && hi_ok && !lo_ok && j - i >= n + 1)
+			return (long)(j - n);
+		size_t start = i + !lo_ok;
+		if (start + n < j || (start + n == j && hi_ok))
+			return (long)start;
+		i = j;
+	}
+	return -1;
+}
+
+static size_t run_meta_size(void)
+{
+	return slab_meta_size(1);
+}
+
+static void run_unlink_cached(struct slab *s)
+{
+	unsigned rc = s->cls - SM_NCLASS;
+
+	if (s->prev)
+		s->prev->next = s->next;
+	else
+		run_free_head[rc] = s->next;
+	if (s->next)
+		s->next->prev = s->prev;
+	if (s->lru_prev)
+		s->lru_prev->lru_next = s->lru_next;
+	else
+		lru_head = s->lru_next;
+	if (s->lru_next)
+		s->lru_next->lru_prev = s->lru_prev;
+	else
+		lru_tail = s->lru_prev;
+	s->next = s->prev = s->lru_next = s->lru_prev = NULL;
+	s->on_partial = 0;
+	run_cached_bytes -= (size_t)s->npages << page_shift;
+}
+
+/* Under pages_lock: the run's pages (all zero) go back to its chunk.
+ * protect 0: in a fork child, every lock already held (fork.c). */
+static void run_release(struct slab *s, int protect)
+{
+	struct chunk *c = s->chunk;
+
+	for (size_t i = 0; i < s->npages; i++)
+		atomic_store_explicit(&c->page_slab[s->first_page + i], NULL, memory_order_release);
+	mark_pages(c, s->first_page, s->npages, 0);
+	if (s->glo)
+		guard_put(c, s->first_page - 1u, protect);
+	if (s->ghi)
+		guard_put(c, (size_t)s->first_page + s->npages, protect);
+	if (protect)
+		meta_release(s, run_meta_size());
+	else
+		meta_put(s, run_meta_size());
+}
+
+/* Under pages_lock: give the oldest kept run back to its chunk; 0 if none. */
+static int run_evict_one(void)
+{
+	struct slab *s = lru_tail;
+
+	if (!s)
+		return 0;
+	run_unlink_cached(s);
+	run_release(s, 1);
+	return 1;
+}
+
+/* Under pages_lock: carve a new run of class rc (faulted in, guarded if
+ * the guard budget allows). */
+static int run_carve(unsigned rc, int secret_only, struct slab **out)
+{
+	size_t n = run_class_pages[rc];
+	int guarded = run_guards + 2 <= run_guard_limit;
+	struct chunk *c;
+	long at = -1;
+	int err;
+
+	for (;;) {
+		for (c = chunk_list.next; c != &chunk_list; c = c->next) {
+			if (secret_only && c->reg.backend != SECRETMEM_BACKEND_SECRET)
+				continue;
+			at = guarded ? find_run(c, n) : find_pages(c, n);
+			if (at >= 0)
+				break;
+		}
+		if (at >= 0 || !run_evict_one())
+			break;
+	}
+	if (at < 0) {
+		err = chunk_create(n + 1, 0, &c); /* room for the guard above */
+		if (err)
+			return err;
+		at = 0;
+	}
+	size_t first = (size_t)at, end = first + n;
+	err = fault_pages(c, end < c->npages ? end + 1 : end);
+	if (err)
+		return err;
+	struct slab *s = meta_alloc(run_meta_size());
+	if (!s)
+		return -ENOMEM;
+	s->chunk = c;
+	s->cls = (uint16_t)(SM_NCLASS + rc);
+	s->nslots = 1;
+	s->first_page = (uint16_t)first;
+	s->npages = (uint16_t)n;
+	s->freemap = s->storage;
+	s->state = (uint8_t *)(s->storage + 1);
+	mark_pages(c, first, n, 1);
+	if (guarded) {
+		s->glo = first > 0 && guard_get(c, first - 1);
+		s->ghi = end < c->npages && guard_get(c, end);
+	}
+	SM_HIDE(c->reg.data + (first << page_shift), n << page_shift);
+	for (size_t i = 0; i < n; i++)
+		atomic_store_explicit(&c->page_slab[first + i], s, memory_order_release);
+	*out = s;
+	return 0;
+}
+
+/* A cheap write-after-free check of a reused run's block: SAMPLE bytes at
+ * its start, at its end, and at the start of each page inside it. */
+static int sample_zero(const unsigned char *p, size_t len)
+{
+	size_t k = len < SAMPLE ? len : SAMPLE;
+
+	if (!sm_is_zero(p, k) || !sm_is_zero(p + len - k, k))
+		return 0;
+	uintptr_t pg = ((uintptr_t)p + page_size - 1) & ~(uintptr_t)(page_size - 1);
+	for (; pg + SAMPLE <= (uintptr_t)p + len; pg += page_size)
+		if (!sm_is_zero((const void *)pg, SAMPLE))
+			return 0;
+	return 1;
+}
+
+static unsigned char *run_end(const struct slab *s)
+{
+	return s->chunk->reg.data + (((size_t)s->first_page + s->npages) << page_shift);
+}
+
+/* Place a block of use bytes (aligned to align) in run s and make it live. */
+static void run_place(struct slab *s, size_t use, size_t align)
+{
+	unsigned char *end = run_end(s);
+
+	s->start = (unsigned char *)(((uintptr_t)end - use) & ~((uintptr_t)align - 1));
+	s->size = (uint32_t)use;
+	s->inv = (((uint64_t)1 << 40) + use - 1) / use;
+	SM_UNPOISON(s->start, use);
+	atomic_store_explicit((_Atomic uint8_t *)&s->state[0], SLOT_LIVE, memory_order_release);
+	atomic_fetch_add(&ctr.large_live, 1);
+	atomic_fetch_add(&ctr.large_bytes, use);
+}
+
+/* A run for use bytes at align (<= a page); -ENOSPC if above the classes. */
+static int run_alloc(size_t use, size_t align, void **out, size_t *usable)
+{
+	size_t need = use + (align > 16 ? align - 16 : 0);
+	size_t pages = (need + page_size - 1) >> page_shift;
+	int secret_only = atomic_load_explicit(&sm_fallback_regions, memory_order_relaxed) &&
+			  sm_option(SECRETMEM_OPT_REQUIRE);
+	int err = 0;
+
+	if (pages > run_max_pages)
+		return -ENOSPC;
+	unsigned rc = run_class_of[pages];
+	pthread_mutex_lock(&pages_lock);
+	struct slab *s = run_free_head[rc];
+	while (s && secret_only && sm_slab_fallback(s))
+		s = s->next;
+	if (s)
+		run_unlink_cached(s);
+	else
+		err = run_carve(rc, secret_only, &s);
+	pthread_mutex_unlock(&pages_lock);
+	if (err)
+		return err;
+	unsigned char *end = run_end(s);
+	unsigned char *start = (unsigned char *)(((uintptr_t)end - use) & ~((uintptr_t)align - 1));
+	SM_SHOW(start, (size_t)(end - start));
+	if (!sample_zero(start, (size_t)(end - start)))
+		sm_fatal("freed block was modified (write after free)");
+	run_place(s, use, align);
+	*out = s->start;
+	*usable = use;
+	return 0;
+}
+
+void sm_run_free(struct slab *s)
+{
+	uint8_t expected = SLOT_LIVE;
+
+	if (!atomic_compare_exchange_strong_explicit((_Atomic uint8_t *)&s->state[0], &expected, SLOT_CACHED,
+						     memory_order_acq_rel, memory_order_relaxed))
+		sm_fatal("double free");
+	atomic_fetch_sub(&ctr.large_live, 1);
+	atomic_fetch_sub(&ctr.large_bytes, s->size);
+	/* from the page holding the start: the slack before it too */
+	unsigned char *from = (unsigned char *)((uintptr_t)s->start & ~(uintptr_t)(page_size - 1));
+	size_t len = (size_t)(run_end(s) - from);
+	SM_SHOW(from, len);
+	sm_zero(from, len);
+	SM_HIDE(from, len);
+	unsigned rc = s->cls - SM_NCLASS;
+	pthread_mutex_lock(&pages_lock);
+	s->prev = NULL;
+	s->next = run_free_head[rc];
+	if (s->next)
+		s->next->prev = s;
+	run_free_head[rc] = s;
+	s->lru_prev = NULL;
+	s->lru_next = lru_head;
+	if (lru_head)
+		lru_head->lru_prev = s;
+	else
+		lru_tail = s;
+	lru_head = s;
+	s->on_partial = 1;
+	run_cached_bytes += (size_t)s->npages << page_shift;
+	while (run_cached_bytes > RUN_CACHE_BYTES && run_evict_one())
+		;
+	pthread_mutex_unlock(&pages_lock);
+}
+
+int sm_run_resize(struct slab *s, size_t size, void **out, size_t *usable)
+{
+	if (size <= SM_SMALL_MAX || size > RUN_MAX_BYTES)
+		return -ENOSPC;
+	size_t use = (size + 15) & ~(size_t)15, old = s->size;
+	unsigned char *p = s->start, *end = run_end(s);
+	if (use <= old) {
+		/* secretmem_realloc(3): a block that shrinks to at least half
+		 * stays; what the caller gave up must not stay behind */
+		if (size < old / 2)
+			return -ENOSPC;
+		sm_zero(p + size, old - size);
+		*out = p;
+		*usable = old;
+		return 0;
+	}
+	if (((use + page_size - 1) >> page_shift) > s->npages)
+		return -ENOSPC; /* not in this run's pages */
+	unsigned char *np = p;
+	if (p + use > end) {
+		/* grow downwards: the end stays at the guard page */
+		np = end - use;
+		SM_SHOW(np, use);
+		sm_copy(np, p, old); /* forward copy to a lower address: overlap safe */
+	}
+	/* every byte of the new block is copied or zeroed */
+	sm_zero(np + old, use - old);
+	s->start = np;
+	s->size = (uint32_t)use;
+	s->inv = (((uint64_t)1 << 40) + use - 1) / use;
+	atomic_fetch_add(&ctr.large_bytes, use - old);
+	*out = np;
+	*usable = use;
+	return 0;
+}
+
 /* ---- large blocks ---------------------------------------------------------- */
 
 #define LARGE_CACHE_MAX 8
-#define LARGE_CACHE_BYTES ((size_t)4 << 20)
+#define LARGE_CACHE_BYTES ((size_t)16 << 20)
 
+/* Freed large blocks (own regions) kept for reuse, newest first; the
+ * oldest go when there are more than LARGE_CACHE_MAX or LARGE_CACHE_BYTES. */
 static pthread_mutex_t large_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct large *large_cache;
 static size_t large_cached_n, large_cached_bytes;
@@ -743,6 +1152,28 @@ static unsigned char *large_place(const struct region *r, size_t use, size_t ali
 	return p >= (uintptr_t)r->data ? (unsigned char *)p : NULL;
 }
 
+static void large_destroy_list(struct large *l)
+{
+	while (l) {
+		struct large *next = l->next;
+		end_region(&l->reg);
+		meta_release(l, sizeof(*l));
+		l = next;
+	}
+}
+
+/* Take every cached large block off the cache (to destroy outside the lock). */
+static struct large *large_cache_take_all(void)
+{
+	pthread_mutex_lock(&large_lock);
+	struct large *l = large_cache;
+	large_cache = NULL;
+	large_cached_n = 0;
+	large_cached_bytes = 0;
+	pthread_mutex_unlock(&large_lock);
+	return l;
+}
+
 static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
 {
 	if (size > SIZE_MAX / 4 || align > SIZE_MAX / 4)
@@ -750,6 +1181,11 @@ static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
 	if (align < 16)
 		align = 16;
 	size_t use = (size + 15) & ~(size_t)15;
+	if (align <= page_size) {
+		int rc = run_alloc(use, align, out, usable);
+		if (rc != -ENOSPC)
+			return rc;
+	}
 	size_t bytes = (use + page_size - 1) & ~(page_size - 1);
 	/* room to slide the block down to an alignment above a page */
 	if (align > page_size)
@@ -757,9 +1193,10 @@ static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
 	struct large *l = NULL;
 
 	pthread_mutex_lock(&large_lock);
-	/* the smallest cached run that fits and wastes at most a quarter */
+	/* best fit: the smallest cached block that fits and wastes at most a
+	 * quarter */
 	struct large **best = NULL;
-	/* SECRETMEM_REQUIRE set after fallback memory was used: not a run of
+	/* SECRETMEM_REQUIRE set after fallback memory was used: not a block of
 	 * that memory either */
 	int secret_only = atomic_load_explicit(&sm_fallback_regions, memory_order_relaxed) &&
 			  sm_option(SECRETMEM_OPT_REQUIRE);
@@ -779,8 +1216,9 @@ static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
 	}
 	pthread_mutex_unlock(&large_lock);
 	if (l) {
-		SM_SHOW(l->reg.data, l->reg.size);
-		if (!sm_is_zero(l->reg.data, l->reg.size))
+		unsigned char *at = large_place(&l->reg, use, align), *end = l->reg.data + l->reg.size;
+		SM_SHOW(at, (size_t)(end - at));
+		if (!sample_zero(at, (size_t)(end - at)))
 			sm_fatal("freed block was modified (write after free)");
 	} else {
 		l = meta_alloc(sizeof(*l));
@@ -788,6 +1226,12 @@ static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
 			return -ENOMEM;
 		l->own.kind = OWNER_LARGE;
 		int rc = new_region(&l->reg, bytes, 1, &l->own);
+		struct large *kept;
+		if (rc == -ENOMEM && (kept = large_cache_take_all()) != NULL) {
+			/* the kept blocks hold memory-lock budget: give it back */
+			large_destroy_list(kept);
+			rc = new_region(&l->reg, bytes, 1, &l->own);
+		}
 		if (rc) {
 			meta_release(l, sizeof(*l));
 			return rc;
@@ -823,22 +1267,35 @@ void sm_large_free(struct large *l)
 		sm_fatal("double free");
 	atomic_fetch_sub(&ctr.large_live, 1);
 	atomic_fetch_sub(&ctr.large_bytes, l->usable);
+	/* the whole region: the slack before the block too */
 	SM_SHOW(l->reg.data, l->reg.size);
 	sm_zero(l->reg.data, l->reg.size);
 	SM_HIDE(l->reg.data, l->reg.size);
+	struct large *gone = NULL;
 	pthread_mutex_lock(&large_lock);
-	if (large_cached_n < LARGE_CACHE_MAX && large_cached_bytes + l->reg.size <= LARGE_CACHE_BYTES) {
+	if (l->reg.size <= LARGE_CACHE_BYTES) {
 		l->next = large_cache;
 		large_cache = l;
 		large_cached_n++;
 		large_cached_bytes += l->reg.size;
-		l = NULL;
+		/* evict the oldest beyond the limits */
+		while (large_cached_n > LARGE_CACHE_MAX || large_cached_bytes > LARGE_CACHE_BYTES) {
+			struct large **pp = &large_cache;
+			while ((*pp)->next)
+				pp = &(*pp)->next;
+			struct large *old = *pp;
+			*pp = NULL;
+			large_cached_n--;
+			large_cached_bytes -= old->reg.size;
+			old->next = gone;
+			gone = old;
+		}
+	} else {
+		l->next = NULL;
+		gone = l;
 	}
 	pthread_mutex_unlock(&large_lock);
-	if (l) {
-		end_region(&l->reg);
-		meta_release(l, sizeof(*l));
-	}
+	large_destroy_list(gone);
 }
 
 /* ---- release ------------------------------------------------------------ */
@@ -862,20 +1319,15 @@ size_t sm_release_unused(void)
 		}
 		pthread_mutex_unlock(&a->lock);
 	}
-	pthread_mutex_lock(&large_lock);
-	struct large *l = large_cache;
-	large_cache = NULL;
-	large_cached_n = 0;
-	large_cached_bytes = 0;
-	pthread_mutex_unlock(&large_lock);
-	while (l) {
-		struct large *next = l->next;
+	for (struct large *l = large_cache_take_all(), *next; l; l = next) {
+		next = l->next;
+		l->next = NULL;
 		freed += l->reg.faulted;
-		end_region(&l->reg);
-		meta_release(l, sizeof(*l));
-		l = next;
+		large_destroy_list(l);
 	}
 	pthread_mutex_lock(&pages_lock);
+	while (run_evict_one())
+		;
 	for (struct chunk *c = chunk_list.next, *next; c != &chunk_list; c = next) {
 		next = c->next;
 		if (c->used_pages)
@@ -929,7 +1381,23 @@ size_t sm_slab_fork_keep(const struct region *r)
 	return SIZE_MAX;
 }
 
-/* Zero every slot of the copied chunks that this process does not hold. */
+int sm_slab_fork_guard(const struct region *r, size_t pg)
+{
+	struct owner *o = radix_get(r->base);
+
+	if (!o || o->kind != OWNER_CHUNK || &((struct chunk *)o)->reg != r)
+		return 0;
+	const struct chunk *c = (const struct chunk *)o;
+	return pg < c->npages && is_guard(c, pg);
+}
+
+/*
+ * Copy policy: zero every slot of the copied chunks that this process does
+ * not hold; give every run that is not live back to its chunk's pages,
+ * zeroed (a parent's thread may have been freeing it during the copy); and
+ * set the remaining runs' guard pages again (the copy is one accessible
+ * mapping).  Every page in use lies in the copied part of its chunk.
+ */
 static void scrub_free_slots(void)
 {
 	for (struct chunk *c = chunk_list.next; c != &chunk_list; c = c->next) {
@@ -937,6 +1405,19 @@ static void scrub_free_slots(void)
 			struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_relaxed);
 			if (!s || s->first_page != pg)
 				continue;
+			if (sm_is_run(s)) {
+				if (s->state[0] == SLOT_LIVE)
+					continue;
+				unsigned char *p = c->reg.data + (pg << page_shift);
+				size_t len = (size_t)s->npages << page_shift;
+				SM_SHOW(p, len);
+				sm_zero(p, len);
+				SM_HIDE(p, len);
+				if (s->on_partial)
+					run_unlink_cached(s);
+				run_release(s, 0);
+				continue;
+			}
 			for (unsigned i = 0; i < s->nslots; i++) {
 				if (s->state[i] == SLOT_LIVE)
 					continue;
@@ -946,6 +1427,10 @@ static void scrub_free_slots(void)
 				SM_HIDE(p, s->size);
 			}
 		}
+		for (size_t pg = 0; pg < c->npages; pg++)
+			if (is_guard(c, pg) &&
+			    os_protect(c->reg.data + (pg << page_shift), page_size, PROT_NONE))
+				sm_warn("fork: could not set a guard page in the child", NULL, NULL);
 	}
 }
 
@@ -967,12 +1452,12 @@ static void forget_live_blocks(void)
 					SM_VG_FREE(s->start + (size_t)i * s->size);
 		}
 	}
-	for (size_t i = 0; i < RADIX_L1_SIZE; i++) {
+	for (size_t i = 0; i < SM_RADIX_L1_SIZE; i++) {
 		struct owner *_Atomic *leaf = atomic_load_explicit(&radix[i], memory_order_relaxed);
-		for (size_t j = 0; leaf && j < RADIX_L2_SIZE; j++) {
+		for (size_t j = 0; leaf && j < SM_RADIX_L2_SIZE; j++) {
 			struct owner *o = atomic_load_explicit(&leaf[j], memory_order_relaxed);
 			struct large *l = (struct large *)o;
-			uintptr_t g = ((i << RADIX_L2_BITS) | j) << SM_GRANULE_SHIFT;
+			uintptr_t g = ((i << SM_RADIX_L2_BITS) | j) << SM_GRANULE_SHIFT;
 			/* a large block spans several granules: count it once */
 			if (o && o->kind == OWNER_LARGE && l->state == SLOT_LIVE && (l->reg.base & ~(SM_GRANULE - 1)) == g)
 				SM_VG_FREE(l->ptr);
@@ -1002,6 +1487,9 @@ void sm_slab_fork_child(int drop)
 			memset(arenas[i].nempty, 0, sizeof(arenas[i].nempty));
 		}
 		chunk_list.next = chunk_list.prev = &chunk_list;
+		memset(run_free_head, 0, sizeof(run_free_head));
+		lru_head = lru_tail = NULL;
+		run_cached_bytes = run_guards = 0;
 		large_cache = NULL;
 		large_cached_n = large_cached_bytes = 0;
 		atomic_store(&ctr.mapped_bytes, 0);
@@ -1028,5 +1516,6 @@ int sm_slab_init(void)
 	for (unsigned i = 0; i < NARENAS; i++)
 		pthread_mutex_init(&arenas[i].lock, NULL);
 	init_classes(page_size);
+	init_runs(page_size);
 	return 0;
 }

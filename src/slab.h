@@ -8,12 +8,21 @@
  *  - A chunk is one secret region (one memfd_secret file, closed at once) of
  *    up to 2 MiB minus two guard pages, alone in a 2 MiB-aligned granule of
  *    address space.  Its pages are faulted in lazily, from the kernel side,
- *    a few at a time, and carved into slabs.
+ *    ahead of the need by as many as it has (at most 32), and carved into
+ *    slabs and runs.
  *  - A slab is a run of 1..8 pages of one chunk holding slots of one size
  *    class.  Its metadata (slot states, free bitmap) lives in ordinary
  *    memory, never next to a secret: every byte of a secret page is user data.
- *  - A large block (> SM_SMALL_MAX) is a region of its own between guard
- *    pages, the block's end touching the upper guard page.
+ *  - A large block (> SM_SMALL_MAX) up to the largest run class (1 MiB
+ *    with 4 KiB pages) is a run: a 1-slot slab of whole pages of a chunk,
+ *    of one of four page counts per doubling, between inaccessible guard
+ *    pages inside the chunk (shared by neighbouring runs, PROT_NONE set once
+ *    when the run is carved), the block's end touching the upper one.  A
+ *    freed run is zeroed and kept for the next block of its class; runs
+ *    kept past a byte budget, or when pages are needed, go back to the
+ *    chunk's free pages.
+ *  - A larger block (or one aligned above a page) is a region of its own
+ *    between guard pages, the block's end touching the upper guard page.
  *  - A radix map from 2 MiB granule to owner (chunk or large block) finds
  *    the metadata of any pointer without a lock, and tells foreign pointers
  *    from ours.
@@ -22,6 +31,7 @@
 #define SECRETMEM_SLAB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include "internal.h"
 
@@ -40,16 +50,20 @@ struct arena;
 struct chunk;
 
 struct slab {
-	struct slab *next, *prev; /* the arena's partial list of this class */
-	struct arena *arena;      /* whose lock guards the fields below     */
-	struct chunk *chunk;
+	/* first cache line: what free's lookup and malloc's hand-out read */
 	unsigned char *start;     /* first slot, in secret memory           */
 	uint64_t inv;             /* ceil(2^40 / size): offset -> index     */
-	uint32_t size;            /* slot size (the class size)             */
-	uint16_t cls, nslots, nalloc, first_page, npages;
-	uint8_t on_partial;
-	uint64_t *freemap;        /* bit set: slot FREE and in the slab      */
 	uint8_t *state;           /* SLOT_*; written lock-free by its owner  */
+	uint32_t size;            /* slot size (the class size)             */
+	uint16_t cls, nslots;
+	struct chunk *chunk;
+	struct arena *arena;      /* whose lock guards the fields below     */
+	struct slab *next, *prev; /* the arena's partial list of this class */
+	uint16_t nalloc, first_page, npages;
+	uint8_t on_partial;       /* run: on the list of kept free runs     */
+	uint8_t glo, ghi;         /* run: holds the guard page below/above  */
+	struct slab *lru_next, *lru_prev; /* run: all kept free runs, newest first */
+	uint64_t *freemap;        /* bit set: slot FREE and in the slab      */
 	uint64_t storage[];
 };
 
@@ -81,12 +95,82 @@ struct sm_counters {
 };
 
 int sm_slab_init(void);
-unsigned sm_size_class(size_t size); /* size <= SM_SMALL_MAX */
+
+extern uint8_t sm_class_by4[1024 / 4 + 1];
+extern uint8_t sm_class_by256[SM_SMALL_MAX / 256 + 1];
+
+/* size <= SM_SMALL_MAX */
+static inline unsigned sm_size_class(size_t size)
+{
+	if (size <= 1024)
+		return sm_class_by4[(size + 3) >> 2];
+	return sm_class_by256[(size + 255) >> 8];
+}
 unsigned sm_narenas(void);
 struct arena *sm_arena(unsigned i);
 
 /* Classify p; never fatal. */
 int sm_lookup(const void *p, struct blockref *ref);
+
+/* ---- the radix map and chunks, for the inline fast lookup -------------- */
+
+#define SM_ADDR_BITS 47
+#define SM_RADIX_L2_BITS 13
+#define SM_RADIX_L1_SIZE ((size_t)1 << (SM_ADDR_BITS - SM_GRANULE_SHIFT - SM_RADIX_L2_BITS))
+#define SM_RADIX_L2_SIZE ((size_t)1 << SM_RADIX_L2_BITS)
+
+enum { OWNER_CHUNK = 1, OWNER_LARGE = 2 };
+
+struct owner {
+	int kind;
+};
+
+struct chunk {
+	struct owner own;
+	uint32_t npages, used_pages; /* with reg.data, in the first cache line */
+	struct region reg;
+	struct chunk *next, *prev;
+	uint64_t pagemap[SM_CHUNK_MAX_PAGES / 64]; /* bit set: page in a slab,
+						      a run or a guard page */
+	uint8_t guard_ref[SM_CHUNK_MAX_PAGES];     /* runs next to a guard page */
+	struct slab *_Atomic page_slab[SM_CHUNK_MAX_PAGES];
+};
+
+extern struct owner *_Atomic *_Atomic sm_radix[SM_RADIX_L1_SIZE];
+extern size_t sm_page_shift;
+
+/*
+ * The fast part of sm_lookup for free: the slab (or run) whose slot starts
+ * at p, and the slot's index; NULL for anything else (sm_lookup then tells
+ * what it is).  The slot's state is not read: free's atomic step does it.
+ */
+static inline struct slab *sm_lookup_slot(const void *p, unsigned *idx)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	if (SM_UNLIKELY(a >> SM_ADDR_BITS))
+		return NULL;
+	size_t g = a >> SM_GRANULE_SHIFT;
+	struct owner *_Atomic *leaf = atomic_load_explicit(&sm_radix[g >> SM_RADIX_L2_BITS], memory_order_acquire);
+	if (SM_UNLIKELY(!leaf))
+		return NULL;
+	struct owner *o = atomic_load_explicit(&leaf[g & (SM_RADIX_L2_SIZE - 1)], memory_order_acquire);
+	if (SM_UNLIKELY(!o || o->kind != OWNER_CHUNK))
+		return NULL;
+	struct chunk *c = (struct chunk *)o;
+	size_t pg = (a - (uintptr_t)c->reg.data) >> sm_page_shift; /* below data: huge */
+	if (SM_UNLIKELY(pg >= c->npages))
+		return NULL;
+	struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_acquire);
+	if (SM_UNLIKELY(!s))
+		return NULL;
+	uint64_t off = a - (uintptr_t)s->start;
+	unsigned i = (unsigned)((off * s->inv) >> 40);
+	if (SM_UNLIKELY((uint64_t)i * s->size != off || i >= s->nslots))
+		return NULL;
+	*idx = i;
+	return s;
+}
 
 /*
  * Take up to want FREE slots of class cls from arena a (creating a slab, and
@@ -108,6 +192,23 @@ void sm_arena_give(const struct slotref *refs, unsigned n);
 int sm_large_alloc(size_t size, size_t align, void **out, size_t *usable);
 /* p must be a live large block (checked by the caller via sm_lookup). */
 void sm_large_free(struct large *l);
+/* 1 if s is a run (a large block in a chunk) rather than a slab. */
+static inline int sm_is_run(const struct slab *s)
+{
+	return s->cls >= SM_NCLASS;
+}
+/* Free the live run s (fatal on a double free): zeroed, kept for reuse. */
+void sm_run_free(struct slab *s);
+/* Resize the live run s in place: a shrink to at least half stays (the
+ * rest zeroed), a growth within the run's pages slides the contents down so
+ * that the end still touches the guard page.  The start in *out, usable in
+ * *usable.  0, or -ENOSPC (the caller moves the block). */
+int sm_run_resize(struct slab *s, size_t size, void **out, size_t *usable);
+/* For tests: guarded runs allowed before runs go unguarded (VMA bound);
+ * 0 restores the default.  Returns the previous value. */
+size_t sm_run_guard_limit(size_t n);
+/* Guard pages currently set (each splits a chunk's mapping in up to 3). */
+size_t sm_run_guards(void);
 
 /* Fault in at least bytes of chunk pages now (SECRETMEM_RESERVE). */
 int sm_reserve(size_t bytes);
@@ -126,11 +227,15 @@ void sm_slab_fork_parent(void);
  * allocator's: SIZE_MAX.
  */
 size_t sm_slab_fork_keep(const struct region *r);
+/* Locks held: 1 if page pg of region r is an inaccessible guard page of a
+ * run (the copy must not read it; the child sets it again). */
+int sm_slab_fork_guard(const struct region *r, size_t pg);
 /*
  * In the child.  drop: forget every chunk and block (their pages are gone).
  * Otherwise (copy): zero every slot that is not live, since the parent's
- * other threads may have freed blocks between the copy and the fork, and
- * give back the cached large blocks (not copied).
+ * other threads may have freed blocks between the copy and the fork, give
+ * the free runs' pages back to their chunks (zeroed), set the live runs'
+ * guard pages again, and give back the cached large blocks (not copied).
  */
 void sm_slab_fork_child(int drop);
 

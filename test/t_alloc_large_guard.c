@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * t_alloc_large_guard - large blocks carved from chunk pages (runs) sit
+ * between inaccessible guard pages: for sizes across the run classes, with
+ * neighbouring runs sharing guard pages, the byte at p + usable_size faults,
+ * and so does the byte before a page-aligned block; the same holds for a
+ * freed and reused run and after realloc grows a block within its run.
+ * Past the guard-page budget (set low here with sm_run_guard_limit) runs
+ * are carved without guard pages: the count of guard pages and of mappings
+ * stays bounded and the blocks still work.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+#include "slab.h"
+#include "secretmem.h"
+#include "tlib.h"
+
+/* The access is made in this process (a fork child would get the copy
+ * policy's own guard pages, set again in the child). */
+static sigjmp_buf jb;
+static volatile sig_atomic_t faulted;
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	faulted = 1;
+	siglongjmp(jb, 1);
+}
+
+static void expect_segv(unsigned char *p, long off, const char *what, size_t size)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_segv;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old);
+	faulted = 0;
+	if (sigsetjmp(jb, 1) == 0)
+		*(volatile unsigned char *)(p + off) = 1;
+	sigaction(SIGSEGV, &old, NULL);
+	TL_CHECK(faulted, "%s (size %zu): write at p%+ld did not fault", what, size, off);
+}
+
+static void check_block(unsigned char *p, size_t size, const char *what)
+{
+	size_t u = secretmem_usable_size(p);
+
+	TL_CHECK(u >= size && u < size + 16, "%s: usable %zu for %zu", what, u, size);
+	memset(p, 0x77, u); /* the whole block is writable */
+	expect_segv(p, (long)u, what, size);
+	if (((uintptr_t)p & 4095) == 0)
+		expect_segv(p, -1, what, size);
+}
+
+int main(void)
+{
+	static const size_t sizes[] = { 16385, 20000, 5 * 4096, 24577, 28672, 40000, 65536, 100000, 300000, 1048576 };
+	unsigned char *b[sizeof(sizes) / sizeof(sizes[0])][2];
+	unsigned n = 0;
+
+	printf("backend: %s\n", secretmem_backend_name(secretmem_default_backend()));
+	if (sysconf(_SC_PAGESIZE) != 4096) {
+		printf("skip: written for 4 KiB pages\n");
+		return TL_SKIP;
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (int k = 0; k < 2; k++) {
+			b[i][k] = secretmem_malloc(sizes[i]);
+			TL_CHECK(b[i][k], "malloc(%zu): %s", sizes[i], strerror(errno));
+		}
+	struct secretmem_stats st;
+	TL_CHECK(secretmem_stats(&st) == 0, "stats");
+	printf("%zu regions for 20 large blocks, %zu guard pages\n", st.regions, sm_run_guards());
+	TL_CHECK(st.regions < 10, "large blocks got regions of their own: %zu regions", st.regions);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (int k = 0; k < 2; k++, n++)
+			check_block(b[i][k], sizes[i], "fresh run");
+
+	/* a freed run comes back for the next block of its class, guarded */
+	for (size_t i = 1; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		size_t less = sizes[i] - 32;
+		secretmem_free(b[i][1]);
+		b[i][1] = secretmem_malloc(less);
+		TL_CHECK(b[i][1], "malloc: %s", strerror(errno));
+		for (size_t j = 0; j < less; j++)
+			TL_CHECK(b[i][1][j] == 0, "reused run not zero at %zu", j);
+		check_block(b[i][1], less, "reused run");
+		/* grow within the run: the end moves to the guard page again */
+		size_t had = secretmem_usable_size(b[i][1]);
+		unsigned char *q = secretmem_realloc(b[i][1], sizes[i]);
+		TL_CHECK(q, "realloc: %s", strerror(errno));
+		TL_CHECK(q[0] == 0x77 && q[less - 1] == 0x77, "realloc lost the contents");
+		for (size_t j = had; j < sizes[i]; j++)
+			TL_CHECK(q[j] == 0, "grown part not zero at %zu", j);
+		b[i][1] = q;
+		check_block(q, sizes[i], "grown in place");
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		for (int k = 0; k < 2; k++)
+			secretmem_free(b[i][k]);
+	secretmem_trim();
+
+	/* the guard-page budget bounds the mappings */
+	size_t old = sm_run_guard_limit(6);
+	int maps0 = tl_maps_count();
+	unsigned char *many[40];
+	for (int i = 0; i < 40; i++) {
+		many[i] = secretmem_malloc(40000);
+		TL_CHECK(many[i], "malloc: %s", strerror(errno));
+		memset(many[i], i, 40000);
+	}
+	size_t guards = sm_run_guards();
+	int maps1 = tl_maps_count();
+	printf("40 runs under a budget of 6 guard pages: %zu guard pages, mappings %d -> %d\n", guards, maps0, maps1);
+	TL_CHECK(guards <= 6, "%zu guard pages over a budget of 6", guards);
+	TL_CHECK(maps1 - maps0 <= 2 * 6 + 4, "mappings grew by %d", maps1 - maps0);
+	for (int i = 0; i < 40; i++) {
+		for (size_t j = 0; j < 40000; j += 997)
+			TL_CHECK(many[i][j] == (unsigned char)i, "block %d changed", i);
+		secretmem_free(many[i]);
+	}
+	sm_run_guard_limit(old);
+	printf("ok: %u large blocks guarded at both ends; guard budget holds\n", n);
+	return TL_PASS;
+}
