@@ -444,6 +444,19 @@ HP_EXPORT void free(void *p)
 
 	if (!p)
 		return;
+	if (SM_LIKELY(t_state == T_LIVE)) {
+		/* a thread of the program: one lookup frees a secret block */
+		int saved = errno;
+		t_busy++;
+		int ours = sm_free_if_ours(p);
+		t_busy--;
+		errno = saved;
+		if (!ours)
+			free_other(p, LOOKUP_FOREIGN);
+		else if (SM_UNLIKELY(__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)))
+			__atomic_store_n(&plain_sticky, 0, __ATOMIC_RELAXED);
+		return;
+	}
 	int kind = sm_lookup(p, &ref);
 	if (SM_UNLIKELY(kind != LOOKUP_OK)) {
 		free_other(p, kind);

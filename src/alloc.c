@@ -696,6 +696,26 @@ void sm_alloc_thread_done(void)
 	}
 }
 
+/* free(p) of the heap module: one lookup on the fast path.  p ours: freed
+ * as by secretmem_free (fatal for a double or interior free), 1; foreign:
+ * untouched, 0. */
+int sm_free_if_ours(void *p)
+{
+	struct tcache *tc = tls_tc;
+	unsigned idx;
+	struct slab *s = sm_lookup_slot(p, &idx);
+	struct blockref ref;
+
+	if (SM_LIKELY(s && tc && !sm_is_run(s))) {
+		free_small(tc, p, s, idx);
+		return 1;
+	}
+	if (sm_lookup(p, &ref) == LOOKUP_FOREIGN)
+		return 0;
+	free_slow(p);
+	return 1;
+}
+
 /* secretmem_free without making a cache for this thread. */
 void sm_free_nocache(void *p)
 {

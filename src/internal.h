@@ -59,6 +59,9 @@ void *sm_alloc_aligned(size_t align, size_t size);
  * free p (a live block, else fatal as secretmem_free) without making one. */
 void sm_alloc_thread_done(void);
 void sm_free_nocache(void *p);
+/* The heap module's free: p of this allocator is freed as by secretmem_free
+ * (fatal if not live or not a block start), 1; a foreign p: untouched, 0. */
+int sm_free_if_ours(void *p);
 
 /* ---- options.c -------------------------------------------------------- */
 
