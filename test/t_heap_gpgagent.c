@@ -18,7 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "heaprig.h"
+#include "heapscan.h"
 #include "tlib.h"
 
 static char home[300];

@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "heaprig.h"
+#include "heapscan.h"
 #include "tlib.h"
 
 static char agent_bin[300], rsa_key[300], ed_key[300];

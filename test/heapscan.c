@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
-/* heaprig.c - the rig of the heap-mode proofs; see heaprig.h. */
+/* heapscan.c - the rig of the heap-mode proofs; see heapscan.h. */
 #ifndef _GNU_SOURCE /* the Makefile also passes -D_GNU_SOURCE */
 #define _GNU_SOURCE
 #endif
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "heaprig.h"
+#include "heapscan.h"
 #include "tlib.h"
 
 const char *heap_module(void)
@@ -403,7 +403,7 @@ int heap_key_openssh_ed25519(struct scan_key *key, const char *path)
 		return -1;
 	return 0;
 bad:
-	fprintf(stderr, "heaprig: %s is not an unencrypted OpenSSH Ed25519 key\n", path);
+	fprintf(stderr, "heapscan: %s is not an unencrypted OpenSSH Ed25519 key\n", path);
 	return -1;
 }
 
@@ -422,7 +422,7 @@ int heap_key_gpg(struct scan_key *key, const char *path)
 	text[n] = '\0';
 	ecc = strstr(text, "(private-key (ecc") != NULL;
 	if (!ecc && !strstr(text, "(private-key (rsa")) {
-		fprintf(stderr, "heaprig: %s: not an unprotected RSA or ECC key of gpg-agent\n", path);
+		fprintf(stderr, "heapscan: %s: not an unprotected RSA or ECC key of gpg-agent\n", path);
 		return -1;
 	}
 	for (int i = 0; i < (ecc ? 1 : 4); i++) {
@@ -454,7 +454,7 @@ int heap_key_gpg(struct scan_key *key, const char *path)
 		found++;
 	}
 	if (found != (ecc ? 1 : 4)) {
-		fprintf(stderr, "heaprig: %s: secret numbers not found\n", path);
+		fprintf(stderr, "heapscan: %s: secret numbers not found\n", path);
 		return -1;
 	}
 	return add_text(key, ecc ? "gpgkey-text(ecc)" : "gpgkey-text(rsa)", path);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * heaprig.h - the proofs of heap mode (test/t_heap_*): real programs run
+ * heapscan.h - the proofs of heap mode (test/t_heap_*): real programs run
  * plain (the control: the scan must find their keys, which proves the scan
  * works) and with libsecretmem-heap.so preloaded (the scan must find
  * nothing outside the stack).  Builds on scan.h (the scanner and the process
@@ -11,8 +11,8 @@
  * ("[stack]", which heap mode does not cover and which is reported
  * separately) and everywhere else (the heap, anonymous mappings, files).
  */
-#ifndef SECRETMEM_HEAPRIG_H
-#define SECRETMEM_HEAPRIG_H
+#ifndef SECRETMEM_HEAPSCAN_H
+#define SECRETMEM_HEAPSCAN_H
 
 #include <sys/types.h>
 #include "gdbstop.h"
