@@ -54,6 +54,8 @@ TOOL_SRC := $(wildcard tools/*.c)
 TOOL_OBJ := $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(TOOL_SRC))
 PRELOAD_SRC := $(wildcard preload/*.c)
 PRELOAD_OBJ := $(patsubst preload/%.c,$(BUILD)/obj/preload/%.o,$(PRELOAD_SRC))
+HEAP_SRC := $(wildcard heap/*.c)
+HEAP_OBJ := $(patsubst heap/%.c,$(BUILD)/obj/heap/%.o,$(HEAP_SRC))
 TEST_SRC := $(wildcard test/t_*.c)
 TEST_BIN := $(patsubst test/%.c,$(BUILD)/test/%,$(TEST_SRC))
 TEST_LIB_SRC := $(filter-out $(TEST_SRC),$(wildcard test/*.c))
@@ -67,10 +69,11 @@ INTLIB := $(BUILD)/libsecretmem-internal.a
 CONFIG := $(BUILD)/config.mk
 CLI := $(BUILD)/secretmem
 PRELOAD := $(BUILD)/libsecretmem-preload.so
+HEAPMOD := $(BUILD)/libsecretmem-heap.so
 
 .PHONY: all check bench fuzz install uninstall clean examples FORCE
 all: $(SHLIB) $(BUILD)/libsecretmem.so $(STLIB) $(BUILD)/secretmem.pc $(CLI) \
-	$(if $(PRELOAD_SRC),$(PRELOAD)) $(EXAMPLE_BIN)
+	$(if $(PRELOAD_SRC),$(PRELOAD)) $(HEAPMOD) $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: src/%.c include/secretmem.h $(wildcard src/*.h)
 	@mkdir -p $(@D)
@@ -142,6 +145,16 @@ $(BUILD)/obj/preload/%.o: preload/%.c include/secretmem.h $(wildcard preload/*.h
 $(PRELOAD): $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 	$(CC) -shared -Wl,-z,defs -Wl,--version-script=preload/exports.map $(ALL_LDFLAGS) \
 		-o $@ $(PRELOAD_OBJ) $(LIB_OBJ) -ldl
+
+# The heap module (secretmem-heap(7)): the malloc API on its own hidden copy
+# of the library, which it reaches inside (slab.h), hence -Isrc.
+$(BUILD)/obj/heap/%.o: heap/%.c include/secretmem.h $(wildcard heap/*.h) $(wildcard src/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Isrc -fPIC -fvisibility=hidden -c $< -o $@
+
+$(HEAPMOD): $(HEAP_OBJ) $(LIB_OBJ) preload/exports-heap.map
+	$(CC) -shared -Wl,-z,defs -Wl,--version-script=preload/exports-heap.map $(ALL_LDFLAGS) \
+		-o $@ $(HEAP_OBJ) $(LIB_OBJ) -ldl
 
 $(BUILD)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(@D)
@@ -237,6 +250,7 @@ install: all
 	install -D -m 0644 $(BUILD)/secretmem.pc $(DESTDIR)$(LIBDIR)/pkgconfig/secretmem.pc
 	install -D -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/secretmem
 	$(if $(PRELOAD_SRC),install -D -m 0755 $(PRELOAD) $(DESTDIR)$(PKGLIBDIR)/libsecretmem-preload.so)
+	install -D -m 0755 $(HEAPMOD) $(DESTDIR)$(PKGLIBDIR)/libsecretmem-heap.so
 	for f in $(MAN_PAGES); do \
 		s=$${f##*.}; install -D -m 0644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} || exit 1; \
 	done
@@ -246,7 +260,8 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libsecretmem.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 		$(DESTDIR)$(LIBDIR)/libsecretmem.so $(DESTDIR)$(LIBDIR)/libsecretmem.a \
 		$(DESTDIR)$(INCLUDEDIR)/secretmem.h $(DESTDIR)$(LIBDIR)/pkgconfig/secretmem.pc \
-		$(DESTDIR)$(BINDIR)/secretmem $(DESTDIR)$(PKGLIBDIR)/libsecretmem-preload.so
+		$(DESTDIR)$(BINDIR)/secretmem $(DESTDIR)$(PKGLIBDIR)/libsecretmem-preload.so \
+		$(DESTDIR)$(PKGLIBDIR)/libsecretmem-heap.so
 	for f in $(MAN_PAGES); do s=$${f##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/}; done
 	rmdir $(DESTDIR)$(PKGLIBDIR) 2>/dev/null || true
 

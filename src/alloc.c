@@ -540,3 +540,26 @@ SM_API int secretmem_stats(struct secretmem_stats *st)
 	errno = saved;
 	return 0;
 }
+
+/* ---- for the heap module (heap/heap.c): a thread past its TSD destructors -- */
+
+/* Retire this thread's cache now (its slots go back to their slabs), as its
+ * destructor would: glibc frees and allocates after the destructors ran. */
+void sm_alloc_thread_done(void)
+{
+	struct tcache *tc = tls_tc;
+
+	if (tc) {
+		pthread_setspecific(tc_key, NULL);
+		tcache_destroy(tc);
+	}
+}
+
+/* secretmem_free without making a cache for this thread. */
+void sm_free_nocache(void *p)
+{
+	struct blockref ref;
+
+	must_be_live(p, &ref);
+	free_block(tls_tc, p, &ref);
+}

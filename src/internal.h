@@ -54,6 +54,11 @@ int sm_is_zero(const void *p, size_t len);
  * heap module (memalign and friends).
  */
 void *sm_alloc_aligned(size_t align, size_t size);
+/* For the heap module, in a thread whose TSD destructors have run: retire the
+ * thread's cache now (a later malloc makes a new one, to be retired again);
+ * free p (a live block, else fatal as secretmem_free) without making one. */
+void sm_alloc_thread_done(void);
+void sm_free_nocache(void *p);
 
 /* ---- options.c -------------------------------------------------------- */
 
@@ -185,6 +190,10 @@ struct region *region_fork_next(struct region *r);
 void region_totals(size_t *count, size_t *bytes);
 /* Mapped bytes of the registered regions by backend. */
 void region_backend_totals(size_t *secret, size_t *fallback);
+/* Called (when set) with the new totals of region_backend_totals() each time
+ * a region is registered or unregistered, under the list lock: the heap
+ * module's figures for `secretmem status`.  Must not take locks or allocate. */
+extern void (*sm_region_observer)(size_t secret, size_t fallback);
 /* Registered regions with the fallback backend (read without a lock). */
 extern _Atomic size_t sm_fallback_regions;
 /*

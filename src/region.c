@@ -34,6 +34,9 @@ static struct region list_head = { &list_head, &list_head, 0, 0, NULL, 0, 0, 0, 
 static size_t list_count, list_bytes;
 static size_t secret_bytes, fallback_bytes; /* under list_lock */
 _Atomic size_t sm_fallback_regions;
+/* The heap module's figures page (heap/heap.c): told of every change of the
+ * totals, under the list lock; NULL elsewhere. */
+void (*sm_region_observer)(size_t secret, size_t fallback);
 
 static void list_add(struct region *r)
 {
@@ -50,6 +53,8 @@ static void list_add(struct region *r)
 	} else {
 		secret_bytes += r->size;
 	}
+	if (sm_region_observer)
+		sm_region_observer(secret_bytes, fallback_bytes);
 	pthread_mutex_unlock(&list_lock);
 }
 
@@ -67,6 +72,8 @@ static void list_del(struct region *r)
 	} else {
 		secret_bytes -= r->size;
 	}
+	if (sm_region_observer)
+		sm_region_observer(secret_bytes, fallback_bytes);
 	pthread_mutex_unlock(&list_lock);
 }
 

@@ -55,13 +55,18 @@ STATUS_KEYS = {
     "tool": STR, "version": STR, "command": STR, "processes": (list,),
     "totals": (dict,), "scanned": NUM, "uninspected": NUM, "uninspected_pids": (list,),
     "visibility": (dict,), "hibernation": (dict,), "quiet_exit_status": NUM,
+    "heap_without_secret_memory": (list,),
 }
 PROC_KEYS = {
     "pid": NUM, "command": STR, "cmdline": STR, "user": STR, "uid": OPT_NUM,
     "unit": OPT_STR, "container": OPT_STR, "mapped_bytes": NUM,
     "resident_bytes": NUM, "mappings": NUM, "fds": NUM, "files": NUM,
-    "libsecretmem": (dict,),
+    "libsecretmem": (dict,), "heap": (dict, type(None)),
 }
+HEAP_KEYS = {"readable": BOOL, "state": STR, "secret_bytes": NUM, "fallback_bytes": NUM,
+             "plain_bytes": NUM, "plain_blocks": NUM, "early_bytes": NUM, "refusals": NUM,
+             "huge_allocations": NUM, "huge_threshold": NUM, "require": BOOL}
+HEAP_ONLY_KEYS = {"pid": NUM, "command": STR, "cmdline": STR, "user": STR, "heap": (dict,)}
 LIB_KEYS = {"seen": STR, "mode": STR, "environment": OPT_STR}
 VIS_KEYS = {"complete": BOOL, "hidepid": OPT_STR, "subset": OPT_STR, "gid": OPT_NUM,
             "hidden_processes_possible": BOOL, "pid_namespace": BOOL}
@@ -148,6 +153,18 @@ def check(doc, verdict, want_subset=False):
     print("check json ok: %s, %s" % (doc["verdict"], s))
 
 
+def heap_keys(h, where):
+    """The heap module's figures: all of them when readable, else only that."""
+    if h is None:
+        return
+    if h.get("readable"):
+        keys(h, HEAP_KEYS, where)
+        if h["state"] not in ("active", "stood down"):
+            die("%s.state %r" % (where, h["state"]))
+    else:
+        keys(h, {"readable": BOOL}, where)
+
+
 def status(doc, specs):
     keys(doc, STATUS_KEYS, "status")
     if doc["tool"] != "secretmem" or doc["command"] != "status":
@@ -156,9 +173,13 @@ def status(doc, specs):
     for i, p in enumerate(doc["processes"]):
         keys(p, PROC_KEYS, "processes[%d]" % i)
         keys(p["libsecretmem"], LIB_KEYS, "processes[%d].libsecretmem" % i)
-        if p["libsecretmem"]["seen"] not in ("preload", "shared-library", "not seen"):
+        if p["libsecretmem"]["seen"] not in ("preload", "heap", "shared-library", "not seen"):
             die("processes[%d].libsecretmem.seen %r" % (i, p["libsecretmem"]["seen"]))
+        heap_keys(p["heap"], "processes[%d].heap" % i)
         by_pid[p["pid"]] = p
+    for i, p in enumerate(doc["heap_without_secret_memory"]):
+        keys(p, HEAP_ONLY_KEYS, "heap_without_secret_memory[%d]" % i)
+        heap_keys(p["heap"], "heap_without_secret_memory[%d].heap" % i)
     keys(doc["totals"], TOTAL_KEYS, "totals")
     keys(doc["hibernation"], HIB_KEYS, "hibernation")
     keys(doc["visibility"], VIS_KEYS, "visibility")

@@ -47,28 +47,31 @@
 #endif
 
 #define PRELOAD_NAME "libsecretmem-preload.so"
+#define HEAP_NAME "libsecretmem-heap.so"
 #define EXIT_REFUSED 125
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND 127
 
 static void exec_usage(FILE *out)
 {
-	fputs("usage: secretmem exec [--mode secure|all|off] [--report] [--allow-unprotected]\n"
+	fputs("usage: secretmem exec [--mode secure|all|heap|off] [--report] [--allow-unprotected]\n"
 	      "                      [--] PROGRAM [ARGS...]\n"
 	      "Run PROGRAM with the preload module: OpenSSL's secure heap (mode secure,\n"
-	      "the default) or all of OpenSSL's memory (mode all) in secret memory.\n"
+	      "the default) or all of OpenSSL's memory (mode all) in secret memory; or with\n"
+	      "the heap module (mode heap): every malloc() block of the program and of the\n"
+	      "programs it runs (PYTHONMALLOC=malloc, G_SLICE=always-malloc are set).\n"
 	      "  --report             at exit, the module says what it protected (stderr)\n"
 	      "  --allow-unprotected  run a program the module cannot enter (set-ID, file\n"
 	      "                       capabilities, statically linked) instead of refusing\n",
 	      out);
 }
 
-/* dir/PRELOAD_NAME into out if it is a readable file; 0 or -1. */
-static int try_dir(const char *dir, char *out, size_t outlen)
+/* dir/name into out if it is a readable file; 0 or -1. */
+static int try_dir(const char *dir, const char *name, char *out, size_t outlen)
 {
 	char path[PATH_MAX];
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, PRELOAD_NAME) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
 		return -1;
 	if (access(path, R_OK) != 0 || !realpath(path, out))
 		return -1;
@@ -76,7 +79,7 @@ static int try_dir(const char *dir, char *out, size_t outlen)
 	return 0;
 }
 
-static int find_preload(char *out, size_t outlen, char *self_dir, size_t dirlen)
+static int find_preload(const char *name, char *out, size_t outlen, char *self_dir, size_t dirlen)
 {
 	ssize_t n = readlink("/proc/self/exe", self_dir, dirlen - 1);
 
@@ -85,12 +88,12 @@ static int find_preload(char *out, size_t outlen, char *self_dir, size_t dirlen)
 		char *slash = strrchr(self_dir, '/');
 		if (slash)
 			*slash = '\0';
-		if (try_dir(self_dir, out, outlen) == 0)
+		if (try_dir(self_dir, name, out, outlen) == 0)
 			return 0;
 	} else {
 		snprintf(self_dir, dirlen, "(unknown: /proc/self/exe unreadable)");
 	}
-	return try_dir(SECRETMEM_PKGLIBDIR, out, outlen);
+	return try_dir(SECRETMEM_PKGLIBDIR, name, out, outlen);
 }
 
 /* 1 if the colon/space separated list contains item. */
@@ -108,6 +111,43 @@ static int list_has(const char *list, const char *item)
 			p++;
 	}
 	return 0;
+}
+
+/*
+ * The other module out of LD_PRELOAD (every entry whose file name is name):
+ * one module per process, so one allocator and one set of fork handlers,
+ * also when `secretmem exec` runs under another `secretmem exec`.  0 or -1.
+ */
+static int strip_module(const char *name)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t nlen = strlen(name);
+
+	if (!old || !strstr(old, name))
+		return 0;
+	char *out = malloc(strlen(old) + 1);
+	if (!out)
+		return -1;
+	size_t used = 0;
+	for (const char *p = old; *p;) {
+		size_t l = strcspn(p, ": ");
+		const char *base = p + l;
+		while (base > p && base[-1] != '/')
+			base--;
+		if (l && !((size_t)(p + l - base) == nlen && strncmp(base, name, nlen) == 0)) {
+			if (used)
+				out[used++] = ':';
+			memcpy(out + used, p, l);
+			used += l;
+		}
+		p += l;
+		while (*p == ':' || *p == ' ')
+			p++;
+	}
+	out[used] = '\0';
+	int rc = setenv("LD_PRELOAD", out, 1);
+	free(out);
+	return rc;
 }
 
 /* PATH search as execvp() does it: the first executable regular file. */
@@ -271,17 +311,20 @@ int cmd_exec(int argc, char **argv)
 		}
 		break; /* the program */
 	}
-	if (strcmp(mode, "secure") != 0 && strcmp(mode, "all") != 0 && strcmp(mode, "off") != 0) {
-		fprintf(stderr, "secretmem: exec: invalid mode '%s' (secure, all or off)\n", mode);
+	if (strcmp(mode, "secure") != 0 && strcmp(mode, "all") != 0 && strcmp(mode, "off") != 0 &&
+	    strcmp(mode, "heap") != 0) {
+		fprintf(stderr, "secretmem: exec: invalid mode '%s' (secure, all, heap or off)\n", mode);
 		return CLI_EXIT_USAGE;
 	}
+	int heap = strcmp(mode, "heap") == 0;
+	const char *module = heap ? HEAP_NAME : PRELOAD_NAME;
 	if (i >= argc) {
 		fputs("secretmem: exec: no program given\n", stderr);
 		exec_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (find_preload(preload, sizeof(preload), self_dir, sizeof(self_dir)) != 0) {
-		fprintf(stderr, "secretmem: exec: %s not found in %s nor in %s\n", PRELOAD_NAME,
+	if (find_preload(module, preload, sizeof(preload), self_dir, sizeof(self_dir)) != 0) {
+		fprintf(stderr, "secretmem: exec: %s not found in %s nor in %s\n", module,
 			self_dir, SECRETMEM_PKGLIBDIR);
 		return EXIT_NOT_FOUND;
 	}
@@ -301,6 +344,16 @@ int cmd_exec(int argc, char **argv)
 		return CLI_EXIT_OSERR;
 	}
 
+	if (strip_module(heap ? PRELOAD_NAME : HEAP_NAME) != 0 || (heap && strip_module(HEAP_NAME) != 0)) {
+		fprintf(stderr, "secretmem: exec: setenv: %s\n", strerror(errno));
+		return CLI_EXIT_OSERR;
+	}
+	/* runtimes with allocators of their own: plain malloc, so the heap
+	 * module gets their blocks (inherited by every exec'd descendant) */
+	if (heap && (setenv("PYTHONMALLOC", "malloc", 1) != 0 || setenv("G_SLICE", "always-malloc", 1) != 0)) {
+		fprintf(stderr, "secretmem: exec: setenv: %s\n", strerror(errno));
+		return CLI_EXIT_OSERR;
+	}
 	const char *old = getenv("LD_PRELOAD");
 	if (old && *old && !list_has(old, preload)) {
 		size_t len = strlen(preload) + 1 + strlen(old) + 1;
@@ -323,7 +376,7 @@ int cmd_exec(int argc, char **argv)
 			return CLI_EXIT_OSERR;
 		}
 	}
-	if (setenv("SECRETMEM_OPENSSL", mode, 1) != 0) {
+	if (!heap && setenv("SECRETMEM_OPENSSL", mode, 1) != 0) {
 		fprintf(stderr, "secretmem: exec: setenv: %s\n", strerror(errno));
 		return CLI_EXIT_OSERR;
 	}

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 #include "secretmem.h"
 #include "cli.h"
+#include "../heap/heapstats.h"
 
 struct file_id {
 	dev_t dev;
@@ -65,7 +67,7 @@ static int set_add(struct file_set *s, dev_t dev, ino_t ino)
 	return 1;
 }
 
-enum lib_seen { LIB_NONE, LIB_SHARED, LIB_PRELOAD };
+enum lib_seen { LIB_NONE, LIB_SHARED, LIB_PRELOAD, LIB_HEAP };
 
 struct holder {
 	pid_t pid;
@@ -82,6 +84,10 @@ struct holder {
 	unsigned mappings;
 	unsigned fds;
 	unsigned files;              /* distinct secretmem files (by inode)    */
+	/* the heap module (secretmem-heap(7)): its figures page */
+	unsigned long heap_page;     /* address of the page, 0 if none          */
+	int heap_read;               /* 0 read, else -errno (ptrace access)     */
+	struct sm_heap_stats heap;
 };
 
 #define MAX_UNINSPECTED 64
@@ -92,6 +98,8 @@ struct scan {
 	dev_t dev;                   /* device of secretmem files */
 	struct holder *h;
 	size_t n, cap;
+	struct holder *heap_only;    /* heap module, no secret memory at all */
+	size_t heap_n, heap_cap;
 	unsigned uninspected;        /* processes we could not read */
 	unsigned scanned;
 	struct file_set all;
@@ -132,6 +140,10 @@ static int scan_maps(struct scan *sc, pid_t pid, struct holder *h, struct file_s
 			base = base ? base + 1 : name;
 			if (strncmp(base, "libsecretmem-preload.so", 23) == 0)
 				h->lib = LIB_PRELOAD;
+			else if (strncmp(base, "libsecretmem-heap.so", 20) == 0)
+				h->lib = LIB_HEAP;
+			else if (strcmp(name, "/memfd:" SM_HEAP_STATS_NAME " (deleted)") == 0 && !h->heap_page)
+				h->heap_page = start;
 			else if (strncmp(base, "libsecretmem.so", 15) == 0 && h->lib == LIB_NONE)
 				h->lib = LIB_SHARED;
 			in = is_secretmem_path(name) &&
@@ -320,6 +332,33 @@ static int scan_process(struct scan *sc, pid_t pid)
 			sc->uninspected_pid[sc->uninspected] = pid;
 		sc->uninspected++;
 	}
+	if (h.heap_page) {
+		/* the module's figures: a read of its page through /proc/PID/mem */
+		char mem[64];
+		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+		int fd = open(mem, O_RDONLY | O_CLOEXEC);
+		h.heap_read = fd < 0 ? -errno : 0;
+		if (fd >= 0) {
+			ssize_t got = pread(fd, &h.heap, sizeof(h.heap), (off_t)h.heap_page);
+			if (got != (ssize_t)sizeof(h.heap) || h.heap.magic != SM_HEAP_STATS_MAGIC)
+				h.heap_read = got < 0 ? -errno : -EIO;
+			close(fd);
+		}
+	}
+	if (h.heap_page && !h.mappings && !h.fds) {
+		read_identity(pid, &h);
+		if (sc->heap_n == sc->heap_cap) {
+			size_t cap = sc->heap_cap ? sc->heap_cap * 2 : 8;
+			struct holder *v = realloc(sc->heap_only, cap * sizeof(*v));
+			if (!v) {
+				free(files.v);
+				return -ENOMEM;
+			}
+			sc->heap_only = v;
+			sc->heap_cap = cap;
+		}
+		sc->heap_only[sc->heap_n++] = h;
+	}
 	if (h.mappings || h.fds) {
 		h.files = (unsigned)files.n;
 		for (size_t i = 0; i < files.n; i++)
@@ -372,6 +411,8 @@ static int scan_all(struct scan *sc)
 	closedir(d);
 	if (sc->n) /* qsort(NULL, 0, ...) is undefined */
 		qsort(sc->h, sc->n, sizeof(*sc->h), pid_cmp);
+	if (sc->heap_n)
+		qsort(sc->heap_only, sc->heap_n, sizeof(*sc->heap_only), pid_cmp);
 	return 0;
 }
 
@@ -494,6 +535,7 @@ static int gather_status(struct status_report *r)
 static void free_status(struct status_report *r)
 {
 	free(r->sc.h);
+	free(r->sc.heap_only);
 	free(r->sc.all.v);
 }
 
@@ -555,7 +597,9 @@ static const char *lib_mode(const struct holder *h, char *buf, size_t size)
 
 	if (openssl)
 		snprintf(mode, sizeof(mode), "%.*s", (int)strcspn(openssl + 18, " "), openssl + 18);
-	if (h->lib == LIB_PRELOAD)
+	if (h->lib == LIB_HEAP)
+		snprintf(buf, size, "heap module (secretmem exec --mode heap)");
+	else if (h->lib == LIB_PRELOAD)
 		snprintf(buf, size, "preload module (SECRETMEM_OPENSSL=%s%s)", mode,
 			 openssl ? "" : " by default");
 	else if (h->lib == LIB_SHARED)
@@ -567,7 +611,57 @@ static const char *lib_mode(const struct holder *h, char *buf, size_t size)
 
 static const char *lib_key(const struct holder *h)
 {
-	return h->lib == LIB_PRELOAD ? "preload" : h->lib == LIB_SHARED ? "shared-library" : "not seen";
+	return h->lib == LIB_HEAP ? "heap" : h->lib == LIB_PRELOAD ? "preload" :
+	       h->lib == LIB_SHARED ? "shared-library" : "not seen";
+}
+
+/* The heap module's figures in one line of text. */
+static const char *heap_text(const struct holder *h, char *buf, size_t size)
+{
+	const struct sm_heap_stats *s = &h->heap;
+
+	if (h->heap_read)
+		snprintf(buf, size, "figures unreadable (%s: root, or ptrace access to the process, reads them)",
+			 cli_strerror(-h->heap_read));
+	else if (s->state == SM_HEAP_STOOD_DOWN)
+		snprintf(buf, size, "stood down (the OpenSSL preload module is loaded too): every block in ordinary "
+			 "memory, %llu bytes in %llu blocks", (unsigned long long)s->plain_bytes,
+			 (unsigned long long)s->plain_blocks);
+	else
+		snprintf(buf, size, "secret %llu bytes, locked fallback %llu bytes, plain %llu bytes in %llu "
+			 "blocks (%llu refused secret memory, %llu above the huge threshold of %llu), "
+			 "early %llu bytes%s",
+			 (unsigned long long)s->secret_bytes, (unsigned long long)s->fallback_bytes,
+			 (unsigned long long)s->plain_bytes, (unsigned long long)s->plain_blocks,
+			 (unsigned long long)s->refusals, (unsigned long long)s->huge_allocs,
+			 (unsigned long long)s->huge_threshold, (unsigned long long)s->early_bytes,
+			 s->require ? ", SECRETMEM_REQUIRE" : "");
+	return buf;
+}
+
+static void json_heap(struct json *j, const struct holder *h)
+{
+	const struct sm_heap_stats *s = &h->heap;
+
+	if (!h->heap_page) {
+		json_null(j, "heap");
+		return;
+	}
+	json_object_begin(j, "heap");
+	json_bool(j, "readable", h->heap_read == 0);
+	if (h->heap_read == 0) {
+		json_string(j, "state", s->state == SM_HEAP_STOOD_DOWN ? "stood down" : "active");
+		json_uint(j, "secret_bytes", s->secret_bytes);
+		json_uint(j, "fallback_bytes", s->fallback_bytes);
+		json_uint(j, "plain_bytes", s->plain_bytes);
+		json_uint(j, "plain_blocks", s->plain_blocks);
+		json_uint(j, "early_bytes", s->early_bytes);
+		json_uint(j, "refusals", s->refusals);
+		json_uint(j, "huge_allocations", s->huge_allocs);
+		json_uint(j, "huge_threshold", s->huge_threshold);
+		json_bool(j, "require", s->require != 0);
+	}
+	json_object_end(j);
 }
 
 static const char *plural(size_t n, const char *one, const char *many)
@@ -644,6 +738,8 @@ static void render_status_text(const struct status_report *r, FILE *out)
 				fprintf(out, "         container: %s\n", printable(p->container, buf,
 										sizeof(buf)));
 			fprintf(out, "         libsecretmem: %s\n", lib_mode(p, mode, sizeof(mode)));
+			if (p->heap_page)
+				fprintf(out, "         heap: %s\n", heap_text(p, buf, sizeof(buf)));
 			if (p->lib_env[0])
 				fprintf(out, "         environment: %s\n",
 					printable(p->lib_env, buf, sizeof(buf)));
@@ -653,6 +749,12 @@ static void render_status_text(const struct status_report *r, FILE *out)
 		}
 	} else {
 		fprintf(out, "no process holds secret memory\n");
+	}
+	for (size_t i = 0; i < r->sc.heap_n; i++) {
+		const struct holder *p = &r->sc.heap_only[i];
+		fprintf(out, "heap mode without secret memory: %d %s (%s): %s\n", (int)p->pid,
+			printable(p->comm, buf, sizeof(buf)), user_name(p->uid, user, sizeof(user)),
+			heap_text(p, mode, sizeof(mode)));
 	}
 	fprintf(out, "total: %zu process%s, %llu bytes mapped, %llu bytes resident, "
 		"%zu secretmem file%s\n", r->sc.n, plural(r->sc.n, "", "es"), r->mapped, r->resident,
@@ -706,6 +808,19 @@ static void render_status_json(const struct status_report *r, FILE *out)
 		json_string(&j, "mode", lib_mode(p, mode, sizeof(mode)));
 		json_string(&j, "environment", p->env_readable ? p->lib_env : NULL);
 		json_object_end(&j);
+		json_heap(&j, p);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_array_begin(&j, "heap_without_secret_memory");
+	for (size_t i = 0; i < r->sc.heap_n; i++) {
+		const struct holder *p = &r->sc.heap_only[i];
+		json_object_begin(&j, NULL);
+		json_int(&j, "pid", p->pid);
+		json_string(&j, "command", p->comm);
+		json_string(&j, "cmdline", p->cmdline);
+		json_string(&j, "user", user_name(p->uid, user, sizeof(user)));
+		json_heap(&j, p);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -804,6 +919,36 @@ static void render_status_prometheus(const struct status_report *r, FILE *out)
 			fputs(",unit=", out);
 			prom_label(out, p->unit);
 			fprintf(out, "} %llu\n", per[k].resident ? p->resident : p->mapped);
+		}
+	}
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} heap[] = {
+		{ "secretmem_heap_secret_bytes", "Heap module: secret memory of the allocator, in bytes.",
+		  offsetof(struct sm_heap_stats, secret_bytes) },
+		{ "secretmem_heap_fallback_bytes", "Heap module: locked fallback memory of the allocator, in bytes.",
+		  offsetof(struct sm_heap_stats, fallback_bytes) },
+		{ "secretmem_heap_plain_bytes", "Heap module: live blocks in ordinary memory, in bytes.",
+		  offsetof(struct sm_heap_stats, plain_bytes) },
+		{ "secretmem_heap_early_bytes", "Heap module: live blocks in its static arena (ordinary memory), in bytes.",
+		  offsetof(struct sm_heap_stats, early_bytes) },
+	};
+	for (size_t k = 0; k < sizeof(heap) / sizeof(heap[0]); k++) {
+		fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", heap[k].name, heap[k].help, heap[k].name);
+		for (int list = 0; list < 2; list++) {
+			const struct holder *v = list ? r->sc.heap_only : r->sc.h;
+			size_t n = list ? r->sc.heap_n : r->sc.n;
+			for (size_t i = 0; i < n; i++) {
+				const struct holder *p = &v[i];
+				if (!p->heap_page || p->heap_read)
+					continue;
+				uint64_t val;
+				memcpy(&val, (const char *)&p->heap + heap[k].off, sizeof(val));
+				fprintf(out, "%s{pid=\"%d\",command=", heap[k].name, (int)p->pid);
+				prom_label(out, p->comm);
+				fprintf(out, "} %llu\n", (unsigned long long)val);
+			}
 		}
 	}
 }

@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * heap.c - libsecretmem-heap.so: the whole malloc API of a program in secret
+ * memory (`secretmem exec --mode heap`, or LD_PRELOAD; see secretmem-heap(7)).
+ *
+ * It replaces malloc as glibc documents it ("Replacing malloc": ELF symbol
+ * interposition of malloc, free, calloc, realloc and the optional
+ * aligned_alloc, malloc_usable_size, memalign, posix_memalign, pvalloc,
+ * valloc), on a hidden copy of libsecretmem linked into the module.
+ *
+ * Where a block lives ("backends"):
+ *  - secret: the allocator's chunks and large blocks (memfd_secret);
+ *  - fallback: the same allocator on locked private memory, when the kernel
+ *    or a sandbox refuses memfd_secret (the library decides and warns);
+ *  - plain: glibc's own malloc (__libc_malloc and friends), for blocks above
+ *    the huge threshold (SECRETMEM_HEAP_HUGE, default 1 MiB), and - after one
+ *    warning with the figures - for every block secret memory was refused
+ *    for (the memory-lock limit), unless SECRETMEM_REQUIRE=1, which makes
+ *    malloc return NULL (ENOMEM) instead;
+ *  - early: a static 64 KiB arena in .bss (ordinary memory) for calls made
+ *    while the module itself is inside the allocator on the same thread
+ *    (re-entry: the library's start-up, pthread_setspecific's calloc).
+ * free() tells them apart with the allocator's lock-free pointer map
+ * (sm_lookup), the arena's address range, and "anything else is glibc's".
+ *
+ * Start-up: the first call of any function initializes the module and the
+ * library (their fork handlers are then the first registered in the
+ * process, so the child's heap is its own before any other atfork child
+ * handler runs).  Threads: the allocator's per-thread caches, no global
+ * lock.  A thread's own TSD destructor marks it exiting: glibc frees (and
+ * may allocate) after the destructors ran, and those calls go to the slabs
+ * directly instead of recreating a cache that would never be freed.
+ *
+ * Misuse: a double free or an interior pointer of secret memory is fatal
+ * (a fixed message, abort), as glibc's own checks are; any pointer the
+ * module does not own goes to glibc's free, which applies its checks.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "slab.h"
+#include "heapstats.h"
+
+#define HP_EXPORT __attribute__((visibility("default")))
+
+/* glibc's allocator under its internal names (GLIBC_2.2.5). */
+extern void *__libc_malloc(size_t size);
+extern void __libc_free(void *p);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void *__libc_memalign(size_t align, size_t size);
+
+#define DEFAULT_HUGE ((size_t)1 << 20)
+#define EARLY_SIZE ((size_t)64 << 10)
+
+enum { T_NEW = 0, T_LIVE = 1, T_EXITING = 2, T_PLAIN = 3 };
+
+static __thread unsigned char t_busy __attribute__((tls_model("initial-exec")));
+static __thread unsigned char t_state __attribute__((tls_model("initial-exec")));
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static int ready;        /* written once by init (release), read acquire */
+static int stood_down;
+static int require;
+static size_t huge = DEFAULT_HUGE;
+static int plain_sticky; /* secret memory was refused; cleared by a secret free */
+static int warned;
+static unsigned char class16[SM_NCLASS];
+static pthread_key_t thread_key;
+
+static struct sm_heap_stats stats_static;
+static struct sm_heap_stats *stats = &stats_static;
+
+static unsigned char early[EARLY_SIZE] __attribute__((aligned(4096)));
+static size_t early_used;
+
+static size_t (*glibc_usable)(void *);
+
+/* ---- figures ------------------------------------------------------------- */
+
+static void st_add(uint64_t *field, int64_t v)
+{
+	__atomic_fetch_add(field, (uint64_t)v, __ATOMIC_RELAXED);
+}
+
+static void st_set(uint64_t *field, uint64_t v)
+{
+	__atomic_store_n(field, v, __ATOMIC_RELAXED);
+}
+
+static void observe(size_t secret, size_t fallback)
+{
+	st_set(&stats->secret_bytes, secret);
+	st_set(&stats->fallback_bytes, fallback);
+}
+
+/* One private page of a named memfd: "/memfd:secretmem-heap-stats" in maps. */
+static void stats_page(void)
+{
+	long fd = syscall(SYS_memfd_create, SM_HEAP_STATS_NAME, MFD_CLOEXEC);
+	size_t ps = os_page_size();
+
+	if (fd < 0)
+		return;
+	if (syscall(SYS_ftruncate, fd, (long)ps) == 0) {
+		void *p = mmap(NULL, ps, PROT_READ | PROT_WRITE, MAP_PRIVATE, (int)fd, 0);
+		if (p != MAP_FAILED)
+			stats = p;
+	}
+	syscall(SYS_close, fd);
+}
+
+/* ---- messages ------------------------------------------------------------ */
+
+static void hp_say(const char *msg)
+{
+	char line[512];
+	int n = snprintf(line, sizeof(line), "secretmem-heap: warning: %s\n", msg);
+
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
+}
+
+static void warn_refused(void)
+{
+	struct secretmem_stats st;
+	char msg[400], lim[40];
+
+	if (__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL))
+		return;
+	t_busy++;
+	secretmem_stats(&st);
+	t_busy--;
+	if (st.memlock_unlimited)
+		snprintf(lim, sizeof(lim), "unlimited");
+	else
+		snprintf(lim, sizeof(lim), "%zu bytes", st.memlock_limit);
+	st_set(&stats->warn_limit, st.memlock_unlimited ? UINT64_MAX : st.memlock_limit);
+	st_set(&stats->warn_secret, st.secret_bytes);
+	snprintf(msg, sizeof(msg),
+		 "secret memory refused (cause: %s; RLIMIT_MEMLOCK %s; in use: %zu bytes of secret memory, "
+		 "%zu of locked fallback): new blocks go to ordinary memory until secret memory is freed "
+		 "(SECRETMEM_REQUIRE=1 makes malloc fail instead)",
+		 st.last_failure == SECRETMEM_FAILURE_MEMLOCK ? "memory-lock limit"
+		 : st.last_failure == SECRETMEM_FAILURE_SANDBOX ? "sandbox"
+		 : st.last_failure == SECRETMEM_FAILURE_NOSYS ? "not in this kernel"
+		 : st.last_failure == SECRETMEM_FAILURE_FDS ? "no file descriptor"
+							  : "out of memory",
+		 lim, st.secret_bytes, st.fallback_bytes);
+	hp_say(msg);
+}
+
+/* ---- the early arena (.bss, ordinary memory) ------------------------------ */
+
+static int is_early(const void *p)
+{
+	return (const unsigned char *)p >= early && (const unsigned char *)p < early + EARLY_SIZE;
+}
+
+static size_t early_size(const void *p)
+{
+	return ((const size_t *)p)[-2];
+}
+
+static void *plain_alloc(size_t align, size_t size, int zero);
+
+/* Bump allocation, 16-byte header holding the size; never reused. */
+static void *early_alloc(size_t align, size_t size, int zero)
+{
+	size_t off, start, end, need;
+
+	if (align < 16)
+		align = 16;
+	if (size > EARLY_SIZE || align > EARLY_SIZE)
+		return plain_alloc(align, size, zero);
+	need = (size + 15) & ~(size_t)15;
+	off = __atomic_load_n(&early_used, __ATOMIC_RELAXED);
+	do {
+		start = (off + 16 + align - 1) & ~(align - 1);
+		end = start + need;
+		if (end > EARLY_SIZE)
+			return plain_alloc(align, size, zero);
+	} while (!__atomic_compare_exchange_n(&early_used, &off, end, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	((size_t *)(early + start))[-2] = need;
+	st_add(&stats->early_bytes, (int64_t)need);
+	st_add(&stats->early_blocks, 1);
+	return early + start; /* .bss: zero, and never handed out twice */
+}
+
+static void early_free(void *p)
+{
+	size_t n = early_size(p);
+
+	sm_zero(p, n);
+	st_add(&stats->early_bytes, -(int64_t)n);
+	st_add(&stats->early_blocks, -1);
+}
+
+/* ---- plain: glibc's malloc ------------------------------------------------- */
+
+static size_t plain_usable(void *p)
+{
+	if (!glibc_usable) {
+		t_busy++;
+		glibc_usable = (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", "GLIBC_2.2.5");
+		t_busy--;
+	}
+	return glibc_usable ? glibc_usable(p) : 0;
+}
+
+static void plain_count(void *p, int sign)
+{
+	st_add(&stats->plain_bytes, sign * (int64_t)plain_usable(p));
+	st_add(&stats->plain_blocks, sign);
+}
+
+static void *plain_alloc(size_t align, size_t size, int zero)
+{
+	void *p;
+
+	if (align <= 16)
+		p = zero ? __libc_calloc(1, size) : __libc_malloc(size);
+	else if ((p = __libc_memalign(align, size)) && zero)
+		memset(p, 0, size);
+	if (p)
+		plain_count(p, 1);
+	return p;
+}
+
+static void plain_free(void *p)
+{
+	plain_count(p, -1);
+	__libc_free(p);
+}
+
+/* ---- start-up -------------------------------------------------------------- */
+
+static void thread_exit(void *arg)
+{
+	(void)arg;
+	t_state = T_EXITING;
+	t_busy++;
+	sm_alloc_thread_done();
+	t_busy--;
+}
+
+/* The OpenSSL preload module in the process too?  Then this one stands down
+ * (one allocator, one set of fork handlers).  Read from LD_PRELOAD and
+ * /etc/ld.so.preload, the two ways a module gets in before main(). */
+static int other_module(void)
+{
+	const char *v = getenv("LD_PRELOAD");
+	char buf[4096];
+
+	if (v && strstr(v, "libsecretmem-preload.so"))
+		return 1;
+	long fd = syscall(SYS_openat, AT_FDCWD, "/etc/ld.so.preload", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	long n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strstr(buf, "libsecretmem-preload.so") != NULL;
+}
+
+static void init(void)
+{
+	const char *h = getenv("SECRETMEM_HEAP_HUGE");
+	size_t v;
+
+	stats_page();
+	stats->magic = SM_HEAP_STATS_MAGIC;
+	stats->size = sizeof(*stats);
+	if (other_module()) {
+		stood_down = 1;
+		st_set(&stats->state, SM_HEAP_STOOD_DOWN);
+		hp_say("libsecretmem-preload.so is loaded too: the heap module stands down and every block "
+		       "stays in ordinary memory (load only one of them; secretmem exec does)");
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	if (h && *h) {
+		if (sm_parse_size(h, &v) == 0)
+			huge = v ? v : SIZE_MAX;
+		else
+			hp_say("invalid SECRETMEM_HEAP_HUGE (a size such as 1M, or 0 for no limit): using 1M");
+	}
+	require = (int)sm_option(SECRETMEM_OPT_REQUIRE);
+	for (unsigned c = 0; c < SM_NCLASS; c++) {
+		unsigned d = c;
+		while (d + 1 < SM_NCLASS && sm_class_size[d] % 16)
+			d++;
+		class16[c] = (unsigned char)d;
+	}
+	st_set(&stats->huge_threshold, huge == SIZE_MAX ? 0 : huge);
+	st_set(&stats->require, (uint64_t)require);
+	pthread_key_create(&thread_key, thread_exit);
+	sm_region_observer = observe;
+	/* the library now: its fork handlers are registered before anyone's */
+	secretmem_free(secretmem_malloc(1));
+	size_t s, f;
+	region_backend_totals(&s, &f);
+	observe(s, f);
+	st_set(&stats->state, SM_HEAP_ACTIVE);
+	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+}
+
+/* This thread: start-up, registration of its exit; 0 when it may use the
+ * secret path, -1 when the call must go elsewhere (early arena or glibc). */
+static int enter_slow(void)
+{
+	if (t_busy)
+		return -1;
+	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
+		t_busy++;
+		pthread_once(&init_once, init);
+		t_busy--;
+	}
+	if (stood_down) {
+		t_state = T_PLAIN;
+		return -1;
+	}
+	if (t_state == T_NEW) {
+		t_busy++;
+		pthread_setspecific(thread_key, (void *)1);
+		t_busy--;
+		t_state = T_LIVE;
+	}
+	return 0;
+}
+
+/* ---- allocation ------------------------------------------------------------ */
+
+/* Secret memory refused for this request: NULL (require), else plain. */
+static void *refused(size_t align, size_t size, int zero)
+{
+	if (require) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	void *p = plain_alloc(align, size, zero);
+	if (!p)
+		return NULL; /* impossible size: no word about secret memory */
+	st_add(&stats->refusals, 1);
+	__atomic_store_n(&plain_sticky, 1, __ATOMIC_RELAXED);
+	warn_refused();
+	return p;
+}
+
+static void *secret_alloc(size_t align, size_t size)
+{
+	void *p;
+
+	t_busy++;
+	if (align <= 16 && size <= SM_SMALL_MAX)
+		p = secretmem_malloc(sm_class_size[class16[sm_size_class(size ? size : 1)]]);
+	else
+		p = sm_alloc_aligned(align < 16 ? 16 : align, size);
+	if (SM_UNLIKELY(t_state == T_EXITING))
+		sm_alloc_thread_done();
+	t_busy--;
+	return p;
+}
+
+/* Blocks are handed out zeroed by the allocator (secret and early). */
+static void *heap_alloc(size_t align, size_t size, int zero)
+{
+	if (SM_UNLIKELY(t_state != T_LIVE || t_busy)) {
+		if (enter_slow() < 0)
+			return t_busy ? early_alloc(align, size, zero) : plain_alloc(align, size, zero);
+	}
+	if (SM_UNLIKELY(size > huge)) {
+		void *p = plain_alloc(align, size, zero);
+		if (p)
+			st_add(&stats->huge_allocs, 1);
+		return p;
+	}
+	if (SM_UNLIKELY(__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)))
+		return refused(align, size, zero);
+	void *p = secret_alloc(align, size);
+	if (SM_LIKELY(p != NULL))
+		return p;
+	if (errno == EINVAL)
+		return NULL;
+	return refused(align, size, zero);
+}
+
+HP_EXPORT void *malloc(size_t size)
+{
+	return heap_alloc(16, size, 0);
+}
+
+HP_EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return heap_alloc(16, total, 1);
+}
+
+static void free_other(void *p, int kind)
+{
+	if (kind == LOOKUP_NOT_LIVE)
+		sm_fatal("double free");
+	if (kind == LOOKUP_INTERIOR)
+		sm_fatal("invalid pointer (not the start of a block)");
+	if (is_early(p))
+		early_free(p);
+	else
+		plain_free(p);
+}
+
+HP_EXPORT void free(void *p)
+{
+	struct blockref ref;
+
+	if (!p)
+		return;
+	int kind = sm_lookup(p, &ref);
+	if (SM_UNLIKELY(kind != LOOKUP_OK)) {
+		free_other(p, kind);
+		return;
+	}
+	if (SM_UNLIKELY(__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)))
+		__atomic_store_n(&plain_sticky, 0, __ATOMIC_RELAXED);
+	int saved = errno;
+	t_busy++;
+	if (SM_UNLIKELY(t_state != T_LIVE)) {
+		if (t_state == T_NEW) {
+			t_busy--;
+			enter_slow();
+			t_busy++;
+		}
+		if (t_state == T_EXITING) {
+			sm_free_nocache(p);
+			t_busy--;
+			errno = saved;
+			return;
+		}
+	}
+	secretmem_free(p);
+	t_busy--;
+	errno = saved;
+}
+
+/* The usable size of any block this module hands out or accepts. */
+static size_t block_usable(void *p, int kind, const struct blockref *ref)
+{
+	if (kind == LOOKUP_OK)
+		return ref->usable;
+	if (kind != LOOKUP_FOREIGN)
+		return 0;
+	return is_early(p) ? early_size(p) : plain_usable(p);
+}
+
+HP_EXPORT void *realloc(void *p, size_t size)
+{
+	struct blockref ref;
+
+	if (!p)
+		return malloc(size);
+	if (size == 0) { /* glibc: frees and returns NULL */
+		free(p);
+		return NULL;
+	}
+	int kind = sm_lookup(p, &ref);
+	if (kind == LOOKUP_NOT_LIVE || kind == LOOKUP_INTERIOR)
+		free_other(p, kind); /* fatal */
+	if (kind == LOOKUP_FOREIGN && !is_early(p)) {
+		/* glibc's block stays glibc's */
+		size_t before = plain_usable(p);
+		void *n = __libc_realloc(p, size);
+		if (n) {
+			st_add(&stats->plain_bytes, (int64_t)plain_usable(n) - (int64_t)before);
+			if (size > huge && before <= huge)
+				st_add(&stats->huge_allocs, 1);
+		}
+		return n;
+	}
+	if (kind == LOOKUP_OK && size <= huge && t_state == T_LIVE &&
+	    !__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)) {
+		size_t want = size <= SM_SMALL_MAX ? sm_class_size[class16[sm_size_class(size)]] : size;
+		t_busy++;
+		void *n = secretmem_realloc(p, want); /* in place when it fits */
+		t_busy--;
+		if (n)
+			return n;
+	}
+	/* move: to wherever malloc puts a block of this size now */
+	size_t old = block_usable(p, kind, &ref);
+	void *n = malloc(size);
+	if (!n)
+		return NULL;
+	sm_copy(n, p, old < size ? old : size);
+	free(p);
+	return n;
+}
+
+HP_EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+
+	if (__builtin_mul_overflow(n, size, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, total);
+}
+
+static int pow2(size_t a)
+{
+	return a && !(a & (a - 1));
+}
+
+HP_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	if (!pow2(align)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return heap_alloc(align, size, 0);
+}
+
+HP_EXPORT void *memalign(size_t align, size_t size)
+{
+	/* glibc: a non-power of two is rounded up; beyond the largest one, EINVAL */
+	if (align > SIZE_MAX / 2 + 1) {
+		errno = EINVAL;
+		return NULL;
+	}
+	while (!pow2(align) && align)
+		align = (align | (align - 1)) + 1;
+	return heap_alloc(align ? align : 16, size, 0);
+}
+
+HP_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	int saved = errno;
+
+	if (!pow2(align) || align % sizeof(void *))
+		return EINVAL;
+	void *p = heap_alloc(align, size, 0);
+	if (!p) {
+		int err = errno == EINVAL ? EINVAL : ENOMEM;
+		errno = saved;
+		return err;
+	}
+	*out = p;
+	errno = saved;
+	return 0;
+}
+
+HP_EXPORT void *valloc(size_t size)
+{
+	return heap_alloc(os_page_size(), size, 0);
+}
+
+HP_EXPORT void *pvalloc(size_t size)
+{
+	size_t ps = os_page_size();
+
+	if (size > SIZE_MAX - ps) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* pvalloc(0) is one page, as any other size is rounded up to pages */
+	size = size ? (size + ps - 1) & ~(ps - 1) : ps;
+	return heap_alloc(ps, size, 0);
+}
+
+HP_EXPORT size_t malloc_usable_size(void *p)
+{
+	struct blockref ref;
+
+	if (!p)
+		return 0;
+	int kind = sm_lookup(p, &ref);
+	return block_usable(p, kind, &ref);
+}
+
+HP_EXPORT int malloc_trim(size_t pad)
+{
+	(void)pad;
+	if (enter_slow() < 0)
+		return 0;
+	t_busy++;
+	long n = secretmem_trim();
+	t_busy--;
+	return n > 0;
+}
+
+/* Accepted and ignored: none of glibc's tunables applies here. */
+HP_EXPORT int mallopt(int param, int value)
+{
+	(void)param;
+	(void)value;
+	return 1;
+}
+
+HP_EXPORT struct mallinfo2 mallinfo2(void)
+{
+	struct mallinfo2 mi;
+	struct secretmem_stats st;
+
+	memset(&mi, 0, sizeof(mi));
+	memset(&st, 0, sizeof(st));
+	if (enter_slow() == 0) {
+		t_busy++;
+		secretmem_stats(&st);
+		t_busy--;
+	}
+	size_t plain = __atomic_load_n(&stats->plain_bytes, __ATOMIC_RELAXED) +
+		       __atomic_load_n(&stats->early_bytes, __ATOMIC_RELAXED);
+	mi.arena = st.bytes_mapped + plain;             /* memory held */
+	mi.uordblks = st.bytes_in_use + plain;          /* in use */
+	mi.fordblks = st.bytes_mapped - st.bytes_in_use; /* free in our chunks */
+	mi.ordblks = st.live_allocations;
+	mi.hblks = __atomic_load_n(&stats->plain_blocks, __ATOMIC_RELAXED);
+	mi.hblkhd = __atomic_load_n(&stats->plain_bytes, __ATOMIC_RELAXED);
+	return mi;
+}
+
+static int clamp(size_t v)
+{
+	return v > INT32_MAX ? INT32_MAX : (int)v;
+}
+
+HP_EXPORT struct mallinfo mallinfo(void)
+{
+	struct mallinfo2 m2 = mallinfo2();
+	struct mallinfo mi;
+
+	memset(&mi, 0, sizeof(mi));
+	mi.arena = clamp(m2.arena);
+	mi.ordblks = clamp(m2.ordblks);
+	mi.hblks = clamp(m2.hblks);
+	mi.hblkhd = clamp(m2.hblkhd);
+	mi.uordblks = clamp(m2.uordblks);
+	mi.fordblks = clamp(m2.fordblks);
+	return mi;
+}
+
+extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+
+/*
+ * Nothing allocated before main()?  Start up anyway, so that the fork
+ * handlers are in place before the program registers its own.  Unless this
+ * copy's malloc is not the process's (a second copy of the module, or one
+ * loaded by dlopen): then it never runs, and its library copy never starts.
+ */
+__attribute__((constructor)) static void heap_constructor(void)
+{
+	void *(*active)(size_t) = malloc;
+
+	if (active == hp_malloc_here && !t_busy)
+		enter_slow();
+}

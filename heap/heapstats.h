@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * heapstats.h - the figures libsecretmem-heap.so keeps for `secretmem status`.
+ *
+ * The module maps one page of a memfd named SM_HEAP_STATS_NAME privately
+ * (MAP_PRIVATE: a fork child gets its own copy-on-write page), so that the
+ * page shows as "/memfd:secretmem-heap-stats (deleted)" in /proc/PID/maps of
+ * every process the module runs in, and status reads it through
+ * /proc/PID/mem.  The module writes it only on slow paths (a region created
+ * or destroyed, a block in ordinary memory); every field is a 64-bit word
+ * written with relaxed atomic stores.
+ */
+#ifndef SECRETMEM_HEAPSTATS_H
+#define SECRETMEM_HEAPSTATS_H
+
+#include <stdint.h>
+
+#define SM_HEAP_STATS_NAME "secretmem-heap-stats"
+#define SM_HEAP_STATS_MAGIC 0x3130504145484d53ull /* "SMHEAP01" */
+
+enum sm_heap_state {
+	SM_HEAP_ACTIVE = 1,     /* blocks go to secret memory                 */
+	SM_HEAP_STOOD_DOWN = 2, /* the OpenSSL preload module is loaded too:  *
+				 * this module serves everything from glibc    */
+};
+
+struct sm_heap_stats {
+	uint64_t magic;           /* SM_HEAP_STATS_MAGIC                          */
+	uint64_t size;            /* sizeof(struct sm_heap_stats)                 */
+	uint64_t state;           /* enum sm_heap_state                           */
+	uint64_t require;         /* SECRETMEM_REQUIRE: NULL instead of plain      */
+	uint64_t huge_threshold;  /* blocks above it are plain (0: none)           */
+	uint64_t secret_bytes;    /* mapped secret memory of the allocator         */
+	uint64_t fallback_bytes;  /* mapped locked fallback memory                 */
+	uint64_t plain_bytes;     /* live blocks in ordinary memory (glibc), bytes */
+	uint64_t plain_blocks;    /* ... and how many                              */
+	uint64_t huge_allocs;     /* blocks sent to plain for their size (count)   */
+	uint64_t early_bytes;     /* served from the static arena (.bss), bytes    */
+	uint64_t early_blocks;
+	uint64_t refusals;        /* blocks sent to plain because secret memory
+				     was refused (count)                          */
+	uint64_t warn_limit;      /* RLIMIT_MEMLOCK at the first refusal (or ~0)   */
+	uint64_t warn_secret;     /* secret bytes in use at the first refusal      */
+};
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * t_heap_exec - `secretmem exec --mode heap`: LD_PRELOAD gets the heap
+ * module (and loses the OpenSSL preload module: one module per process,
+ * also for exec under exec; --mode all drops the heap module the same
+ * way), PYTHONMALLOC=malloc and G_SLICE=always-malloc are set and
+ * SECRETMEM_OPENSSL is not; the environment reaches exec'd descendants
+ * (a grandchild shell and python3 run with the module active, python3's
+ * objects in secret memory); set-user-ID and static programs are refused
+ * with 125 unless --allow-unprotected.
+ */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "heaprig.h"
+#include "scan.h"
+#include "tlib.h"
+
+static char tool[PATH_MAX];
+
+static int run(const char *pre, const char *args, const char *out)
+{
+	return rig_sh("%s '%s' exec %s > '%s' 2>&1", pre, tool, args, out);
+}
+
+int main(void)
+{
+	char out[PATH_MAX], want[3 * PATH_MAX], pre[2 * PATH_MAX];
+
+	tl_need_secretmem();
+	const char *mod = hr_module();
+	if (!realpath(tl_build_path("secretmem"), tool))
+		tl_skip("the secretmem tool is not built");
+	const char *preload = rig_preload();
+	const char *dir = rig_tmpdir();
+	snprintf(out, sizeof(out), "%s/exec.out", dir);
+
+	TL_CHECK(run("", "--mode heap -- sh -c 'echo \"[$LD_PRELOAD] [$PYTHONMALLOC] [$G_SLICE] [${SECRETMEM_OPENSSL-unset}]\"'",
+		     out) == 0, "exec --mode heap");
+	rig_cat(out);
+	snprintf(want, sizeof(want), "[%s] [malloc] [always-malloc] [unset]", mod);
+	TL_CHECK(rig_file_has(out, want), "want %s", want);
+
+	/* one module: the preload module (and a second heap module) go */
+	snprintf(pre, sizeof(pre), "LD_PRELOAD='%s:/nonexistent-other.so:/elsewhere/libsecretmem-heap.so'", preload);
+	TL_CHECK(run(pre, "--mode heap -- sh -c 'echo \"[$LD_PRELOAD]\"'", out) == 0, "exec --mode heap with LD_PRELOAD");
+	snprintf(want, sizeof(want), "[%s:/nonexistent-other.so]", mod);
+	TL_CHECK(rig_file_has(out, want), "want %s", want);
+	snprintf(pre, sizeof(pre), "LD_PRELOAD='%s'", mod);
+	TL_CHECK(run(pre, "--mode all -- sh -c 'echo \"[$LD_PRELOAD]\"'", out) == 0, "exec --mode all under heap");
+	snprintf(want, sizeof(want), "[%s]", preload);
+	TL_CHECK(rig_file_has(out, want), "want %s", want);
+
+	/* descendants: a grandchild and python3 */
+	TL_CHECK(run("", "--mode heap -- sh -c 'sh -c \"grep -c memfd:secretmem-heap-stats /proc/self/maps\"'", out) == 0 &&
+		 rig_file_has(out, "1"), "the grandchild does not run with the module");
+	if (access("/usr/bin/python3", X_OK) == 0) {
+		TL_CHECK(run("", "--mode heap -- python3 -c \"import ctypes, sys; b = ctypes.create_string_buffer(100000); "
+			     "a = ctypes.addressof(b); "
+			     "print('secret' if [l for l in open('/proc/self/maps') if '/secretmem' in l and "
+			     "int(l.split('-')[0], 16) <= a < int(l.split()[0].split('-')[1], 16)] else 'ordinary')\"",
+			     out) == 0, "python3 under heap");
+		rig_cat(out);
+		TL_CHECK(rig_file_has(out, "secret"), "python3's buffer is not in secret memory");
+	}
+
+	/* refused: set-user-ID, static */
+	TL_CHECK(rig_sh("cd '%s' && cp /bin/true su-true && chown 65534 su-true && chmod 4755 su-true", dir) == 0, "setup");
+	char args[PATH_MAX + 64];
+	snprintf(args, sizeof(args), "--mode heap -- '%s/su-true'", dir);
+	TL_CHECK(run("", args, out) == 125 && rig_file_has(out, "is set-user-ID (owner uid 65534)"), "set-user-ID not refused");
+	snprintf(args, sizeof(args), "--mode heap --allow-unprotected -- '%s/su-true'", dir);
+	TL_CHECK(run("", args, out) == 0 && rig_file_has(out, "nothing of it will be protected"), "--allow-unprotected");
+	if (rig_sh("cd '%s' && printf 'int main(void) { return 3; }\\n' > st.c && cc -static -o static-prog st.c 2>/dev/null",
+		   dir) == 0) {
+		snprintf(args, sizeof(args), "--mode heap -- '%s/static-prog'", dir);
+		TL_CHECK(run("", args, out) == 125 && rig_file_has(out, "is statically linked"), "static not refused");
+	}
+	TL_CHECK(run("", "--mode nope -- true", out) == 64 && rig_file_has(out, "(secure, all, heap or off)"), "usage");
+	printf("pass\n");
+	return 0;
+}

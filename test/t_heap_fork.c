@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * t_heap_fork - fork under the heap module: the child has a private copy of
+ * the heap before any of its code runs, including the program's own
+ * pthread_atfork child handler (registered by a constructor of this
+ * program and again in main), which reads and writes heap blocks; the
+ * parent's blocks keep their contents whatever the child writes; a fork
+ * from a program whose other threads churn malloc/free; fork+exec,
+ * posix_spawn, vfork+exec and system() children run and exit 0.
+ */
+#include <pthread.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "heaprig.h"
+#include "tlib.h"
+
+extern char **environ;
+
+#define NBLK 64
+static unsigned char *blk[NBLK];
+static int handler_ok = -1, handler_calls;
+
+/* Runs first thing in the child (after the library's handler); twice. */
+static void child_handler(void)
+{
+	int ok = 1;
+
+	if (!blk[0])
+		return; /* a fork before fill() */
+	handler_calls++;
+	for (int i = 0; i < NBLK; i++) {
+		if (handler_calls == 1)
+			ok &= tl_check(blk[i], 100 + (size_t)i * 50, (uint64_t)i);
+		else
+			ok &= blk[i][0] == 0xee && blk[i][99] == 0xee;
+		memset(blk[i], 0xee, 100 + (size_t)i * 50); /* the parent must not see this */
+	}
+	char *p = malloc(5000); /* and allocates */
+	if (p) {
+		memset(p, 1, 5000);
+		free(p);
+	}
+	handler_ok = handler_ok != 0 && ok && p;
+}
+
+__attribute__((constructor)) static void early_handler(void)
+{
+	pthread_atfork(NULL, NULL, child_handler);
+}
+
+static void fill(void)
+{
+	for (int i = 0; i < NBLK; i++) {
+		blk[i] = malloc(100 + (size_t)i * 50);
+		TL_CHECK(blk[i] && hr_where(blk[i]) == 's', "block %d not secret", i);
+		tl_fill(blk[i], 100 + (size_t)i * 50, (uint64_t)i);
+	}
+}
+
+static int parent_intact(void)
+{
+	for (int i = 0; i < NBLK; i++)
+		if (!tl_check(blk[i], 100 + (size_t)i * 50, (uint64_t)i))
+			return 0;
+	return 1;
+}
+
+static int wait_ok(pid_t pid)
+{
+	int st;
+
+	TL_CHECK(pid > 0, "no child");
+	TL_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+static volatile int stop;
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	while (!stop) {
+		void *v[32];
+		for (int i = 0; i < 32; i++)
+			v[i] = malloc((size_t)(i * 37) % 3000 + 1);
+		for (int i = 0; i < 32; i++)
+			free(v[i]);
+	}
+	return NULL;
+}
+
+static int child(void)
+{
+	TL_CHECK(hr_active(), "the heap module is not active");
+	pthread_atfork(NULL, NULL, child_handler); /* a second one, from main */
+	fill();
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* both handlers read the parent's values, then wrote 0xee */
+		int ok = handler_ok == 1;
+		for (int i = 0; i < NBLK; i++)
+			ok &= blk[i][0] == 0xee;
+		char *s = strdup("child's own heap");
+		ok &= s && hr_where(s) == 's';
+		if (!ok)
+			fprintf(stderr, "forked child: handler %d, block 0 starts %#x, strdup in %c\n", handler_ok,
+				blk[0][0], s ? hr_where(s) : '-');
+		_exit(ok ? 0 : 3);
+	}
+	TL_CHECK(wait_ok(pid), "forked child: handler or its heap failed");
+	TL_CHECK(parent_intact(), "the child's writes reached the parent's heap");
+
+	/* threads churning while main forks */
+	pthread_t t[3];
+	for (int i = 0; i < 3; i++)
+		TL_CHECK(pthread_create(&t[i], NULL, churn, NULL) == 0, "pthread_create");
+	for (int k = 0; k < 30; k++) {
+		pid = fork();
+		if (pid == 0) {
+			void *v[100];
+			for (int i = 0; i < 100; i++)
+				v[i] = malloc((size_t)i * 100 + 1);
+			for (int i = 0; i < 100; i++)
+				free(v[i]);
+			/* the handlers saw the parent's values and wrote 0xee */
+			_exit(handler_ok == 1 && blk[NBLK - 1][0] == 0xee ? 0 : 4);
+		}
+		TL_CHECK(wait_ok(pid), "fork %d from a threaded program", k);
+	}
+	stop = 1;
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+
+	/* fork + exec */
+	pid = fork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+		_exit(127);
+	}
+	TL_CHECK(wait_ok(pid), "fork+exec");
+	/* posix_spawn (CLONE_VM|CLONE_VFORK in glibc: shares memory until exec) */
+	char *argv[] = { "sh", "-c", "exit 0", NULL };
+	TL_CHECK(posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ) == 0, "posix_spawn");
+	TL_CHECK(wait_ok(pid), "posix_spawn child");
+	pid = vfork();
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", "exit 0", (char *)NULL);
+		_exit(127);
+	}
+	TL_CHECK(wait_ok(pid), "vfork+exec");
+	TL_CHECK(system("exit 0") == 0, "system()");
+	TL_CHECK(parent_intact(), "parent heap after all children");
+	printf("child ok\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char out[8192];
+
+	if (argc > 1)
+		return child();
+	tl_need_secretmem();
+	hr_module();
+	int st = hr_run(argv[0], "run", 1, NULL, out, sizeof(out));
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "child ok"), "child: %s", tl_status_str(st));
+	printf("pass\n");
+	return 0;
+}
