@@ -88,7 +88,7 @@ static int run(const struct scan_key *key, int heap)
 	h = heap_scan_file(key, corefile, agent, label, heap ? NULL : "d,p,q");
 	other += h.other;
 	remove(corefile);
-	if (heap && rig_file_has(log, "secretmem")) {
+	if (heap && rig_file_has(log, "secretmem-heap:")) {
 		rig_cat(log);
 		TL_FAIL("gpg-agent (heap): the module complained");
 	}

@@ -195,7 +195,7 @@ static int run(const struct scan_key *key, int heap)
 	other += h.other;
 	stack += h.stack + h.regs;
 	remove(corefile);
-	if (rig_file_has(log, "secretmem")) {
+	if (rig_file_has(log, "secretmem-heap:")) {
 		rig_cat(log);
 		if (heap)
 			TL_FAIL("ssh-agent (heap): the module complained");
