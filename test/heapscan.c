@@ -101,7 +101,8 @@ static int required_outside_stack(const struct scan_key *key, const struct scan_
 		const struct scan_needle *n = &key->needle[i];
 		int found = 0;
 
-		if (!n->required || !in_list(require, n->group))
+		/* "*": the required numbers; a named group: each of its needles */
+		if (!in_list(require, n->group) || (strcmp(require, "*") == 0 && !n->required))
 			continue;
 		for (int j = 0; j < res->count; j++)
 			if (strcmp(key->needle[res->copy[j].needle].group, n->group) == 0 &&

@@ -41,9 +41,9 @@ void heap_hits_count(const struct scan_result *res, struct heap_hits *h);
 /*
  * Scan pid, print every copy and one summary line "<label>: N copies
  * (heap/other N, stack N), secret memory N KiB in N mappings".
- * require (a control scan): the groups (scan_needle.group, comma-separated,
- * "*" for all) whose required numbers must be found outside the stack, in
- * either byte order, else the test fails (the scanner or the scenario is
+ * require (a control scan): the groups (scan_needle.group, comma-separated;
+ * "*": every group's required numbers) that must be found outside the
+ * stack, in either byte order, else the test fails (the scanner or the scenario is
  * broken); NULL: nothing required.  heap: the process must have secret
  * memory mappings.  Returns the hits.
  */
