@@ -51,7 +51,7 @@ void heap_need_module(const char *test)
 const char *const *heap_env(void)
 {
 	static char preload[PATH_MAX + 16];
-	static const char *env[3];
+	static const char *env[4];
 	const char *mod = heap_module();
 
 	if (!mod)
@@ -59,7 +59,8 @@ const char *const *heap_env(void)
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", mod);
 	env[0] = preload;
 	env[1] = "PYTHONMALLOC=malloc";
-	env[2] = NULL;
+	env[2] = "G_SLICE=always-malloc";
+	env[3] = NULL;
 	return env;
 }
 

@@ -27,7 +27,8 @@ const char *heap_module(void);
  */
 void heap_need_module(const char *test);
 /* Environment entries for rig_spawn() in heap mode: LD_PRELOAD of the
- * module and PYTHONMALLOC=malloc (as `secretmem exec --mode heap` sets). */
+ * module, PYTHONMALLOC=malloc and G_SLICE=always-malloc (as `secretmem exec
+ * --mode heap` sets them). */
 const char *const *heap_env(void);
 
 /* Copies found, by place. */
