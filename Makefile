@@ -73,7 +73,7 @@ HEAPMOD := $(BUILD)/libsecretmem-heap.so
 
 .PHONY: all check bench fuzz install uninstall clean examples FORCE
 all: $(SHLIB) $(BUILD)/libsecretmem.so $(STLIB) $(BUILD)/secretmem.pc $(CLI) \
-	$(if $(PRELOAD_SRC),$(PRELOAD)) $(HEAPMOD) $(EXAMPLE_BIN)
+	$(if $(PRELOAD_SRC),$(PRELOAD)) $(if $(HEAP_SRC),$(HEAPMOD)) $(EXAMPLE_BIN)
 
 $(BUILD)/obj/%.o: src/%.c include/secretmem.h $(wildcard src/*.h)
 	@mkdir -p $(@D)
@@ -250,7 +250,7 @@ install: all
 	install -D -m 0644 $(BUILD)/secretmem.pc $(DESTDIR)$(LIBDIR)/pkgconfig/secretmem.pc
 	install -D -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/secretmem
 	$(if $(PRELOAD_SRC),install -D -m 0755 $(PRELOAD) $(DESTDIR)$(PKGLIBDIR)/libsecretmem-preload.so)
-	install -D -m 0755 $(HEAPMOD) $(DESTDIR)$(PKGLIBDIR)/libsecretmem-heap.so
+	$(if $(HEAP_SRC),install -D -m 0755 $(HEAPMOD) $(DESTDIR)$(PKGLIBDIR)/libsecretmem-heap.so)
 	for f in $(MAN_PAGES); do \
 		s=$${f##*.}; install -D -m 0644 $$f $(DESTDIR)$(MANDIR)/man$$s/$${f##*/} || exit 1; \
 	done
@@ -267,6 +267,11 @@ uninstall:
 
 clean:
 	rm -rf build
+
+# ---- heap module (issue 11): fork() per MiB of live heap, bench/heap_fork.sh --
+$(BUILD)/bench/heap_fork: bench/heap_fork.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $<
 
 # ---- fork benchmark (issue 10): how long fork() blocks under copy ----------
 $(BUILD)/bench/fork_bench: bench/fork/fork_bench.c $(STLIB)

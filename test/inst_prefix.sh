@@ -20,7 +20,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 mkdir "$tmp/src"
-cp -a Makefile include src tools preload man examples "$tmp/src/" || fail "copy the sources"
+cp -a Makefile include src tools preload heap man examples "$tmp/src/" || fail "copy the sources"
 cd "$tmp/src" || exit 1
 M="make -s -j2 FUZZ=0"
 $M > "$tmp/build.log" 2>&1 || { tail -n 30 "$tmp/build.log"; fail "plain make"; }
@@ -83,6 +83,7 @@ echo "configuration: same values rebuild nothing, a new PREFIX rebuilds the .pc 
 $M install DESTDIR="$tmp/stage" PREFIX=/usr LIBDIR=/usr/lib/x86_64-linux-gnu > /dev/null 2>&1 || fail "install DESTDIR"
 S="$tmp/stage/usr/lib/x86_64-linux-gnu"
 [ -f "$S/libsecretmem.so.$version" ] && [ -f "$S/secretmem/libsecretmem-preload.so" ] &&
+	[ -f "$S/secretmem/libsecretmem-heap.so" ] &&
 	[ -f "$tmp/stage/usr/bin/secretmem" ] && [ -f "$tmp/stage/usr/share/man/man7/secretmem.7" ] ||
 	fail "DESTDIR/LIBDIR layout"
 grep -q '^libdir=/usr/lib/x86_64-linux-gnu$' "$S/pkgconfig/secretmem.pc" || fail "LIBDIR not in the .pc"

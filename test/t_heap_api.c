@@ -10,7 +10,9 @@
  * usable size >= request, free of every aligned start, strdup in secret
  * memory, mallopt / malloc_trim / mallinfo2 answers, and the huge threshold
  * (a 2 MiB block is ordinary memory by default, secret with
- * SECRETMEM_HEAP_HUGE=0) counted in the figures page.
+ * SECRETMEM_HEAP_HUGE=0; an invalid value warns and keeps 1 MiB) counted in
+ * the figures page; mallinfo; stdio's buffer in secret memory and zeroed
+ * when fclose() frees it.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -27,6 +29,8 @@
 #define ALIGNED(p, a) TL_CHECK(((uintptr_t)(p) & ((a) - 1)) == 0, "%p not %zu-aligned", (void *)(p), (size_t)(a))
 
 static volatile size_t big = SIZE_MAX; /* hidden from the compiler's size checks */
+
+static const char *argv0;
 
 static int child(const char *what)
 {
@@ -136,7 +140,21 @@ static int child(const char *what)
 	TL_CHECK(keep, "malloc");
 	struct mallinfo2 mi = mallinfo2();
 	TL_CHECK(mi.uordblks >= 1000 && mi.arena >= mi.uordblks, "mallinfo2: %zu in use of %zu", mi.uordblks, mi.arena);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	struct mallinfo mi1 = mallinfo(); /* deprecated, still exported and replaced */
+#pragma GCC diagnostic pop
+	TL_CHECK(mi1.uordblks >= 1000, "mallinfo");
 	free(keep);
+	/* stdio's buffers are heap blocks: secret, and zeroed when fclose frees them */
+	FILE *f = fopen("/proc/self/cmdline", "re");
+	TL_CHECK(f && fgetc(f) != EOF, "fopen");
+	unsigned char *buf = (unsigned char *)f->_IO_buf_base;
+	size_t blen = (size_t)(f->_IO_buf_end - f->_IO_buf_base);
+	TL_CHECK(buf && blen && hr_where(buf) == 's', "stdio buffer not in secret memory");
+	TL_CHECK(tl_contains(buf, blen, argv0, strlen(argv0)), "stdio buffer holds the text read");
+	fclose(f);
+	TL_CHECK(!tl_contains(buf, blen, argv0, strlen(argv0)), "fclose left the text in its freed buffer");
 	/* huge blocks */
 	struct sm_heap_stats before, after;
 	TL_CHECK(hr_stats(0, &before) == 0, "figures page");
@@ -162,6 +180,7 @@ int main(int argc, char **argv)
 {
 	char out[8192];
 
+	argv0 = argv[0];
 	if (argc > 1)
 		return child(argv[1]);
 	tl_need_secretmem();
@@ -173,6 +192,11 @@ int main(int argc, char **argv)
 	st = hr_run(argv[0], "huge-none", 1, env, out, sizeof(out));
 	printf("%s", out);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "child ok"), "child: %s", tl_status_str(st));
+	const char *junk[] = { "SECRETMEM_HEAP_HUGE=junk", NULL };
+	st = hr_run(argv[0], "huge-default", 1, junk, out, sizeof(out));
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "child ok"), "child: %s", tl_status_str(st));
+	TL_CHECK(strstr(out, "secretmem-heap: warning: invalid SECRETMEM_HEAP_HUGE"), "no warning for an invalid value");
 	/* without the module the same program fails: the test can tell */
 	st = hr_run(argv[0], "huge-default", 0, NULL, out, sizeof(out));
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1, "control without the module did not fail");

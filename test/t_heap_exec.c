@@ -8,7 +8,8 @@
  * SECRETMEM_OPENSSL is not; the environment reaches exec'd descendants
  * (a grandchild shell and python3 run with the module active, python3's
  * objects in secret memory); set-user-ID and static programs are refused
- * with 125 unless --allow-unprotected.
+ * with 125 unless --allow-unprotected; a module loaded by dlopen() stays
+ * inactive.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -65,6 +66,10 @@ int main(void)
 			     out) == 0, "python3 under heap");
 		rig_cat(out);
 		TL_CHECK(rig_file_has(out, "secret"), "python3's buffer is not in secret memory");
+		/* loaded by dlopen(), the module stays inactive */
+		TL_CHECK(rig_sh("python3 -c \"import ctypes; ctypes.CDLL('%s'); "
+				"print('pages', open('/proc/self/maps').read().count('secretmem-heap-stats'))\" > '%s' 2>&1",
+				mod, out) == 0 && rig_file_has(out, "pages 0"), "dlopen()ed module became active");
 	}
 
 	/* refused: set-user-ID, static */

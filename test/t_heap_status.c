@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 			"assert h['readable'] and h['state'] == 'active', h\n"
 			"assert 0 < h['secret_bytes'] <= p['mapped_bytes'], h\n"
 			"assert h['plain_bytes'] >= 2 << 20 and h['huge_allocations'] >= 1, h\n"
-			"assert h['huge_threshold'] == 1 << 20 and not h['require'], h\n"
+			"assert h['huge_threshold'] == 1 << 20 and not h['require'] and h['early_bytes'] == 0, h\n"
 			"assert not [x for x in d['processes'] if x['pid'] == b], 'stood-down process holds secret memory'\n"
 			"q = [x for x in d['heap_without_secret_memory'] if x['pid'] == b][0]['heap']\n"
 			"assert q['state'] == 'stood down' and q['plain_bytes'] >= 2 << 20 and q['secret_bytes'] == 0, q\n"

@@ -78,6 +78,7 @@ static int child(void)
 	       (unsigned long long)b.early_bytes);
 	TL_CHECK(vm1 - vm0 < 2048, "address space grew by %ld kB over 3000 threads", vm1 - vm0);
 	TL_CHECK(b.secret_bytes <= a.secret_bytes + (1 << 20), "secret memory grew");
+	TL_CHECK(b.early_bytes == 0 && b.plain_blocks == 0, "blocks outside secret memory");
 	printf("child ok\n");
 	return 0;
 }

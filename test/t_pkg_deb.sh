@@ -77,6 +77,7 @@ for m in man/man3/*.3; do
 	has "$dev" "usr/share/man/man3/${m##*/}.gz"
 done
 has "$cli" usr/bin/secretmem "usr/lib/$ma/secretmem/libsecretmem-preload.so" \
+	"usr/lib/$ma/secretmem/libsecretmem-heap.so" usr/share/man/man7/secretmem-heap.7.gz \
 	usr/share/man/man1/secretmem.1.gz usr/share/man/man7/secretmem.7.gz \
 	usr/share/man/man7/secretmem-preload.7.gz
 lacks "$cli" 'libsecretmem\.so\|usr/include'
@@ -153,6 +154,8 @@ grep -q "/usr/lib/$ma/secretmem" "$root/usr/bin/secretmem" ||
 	fail "the packaged secretmem does not embed /usr/lib/$ma/secretmem"
 LD_PRELOAD="$root/usr/lib/$ma/secretmem/libsecretmem-preload.so" /bin/true ||
 	fail "the packaged preload module does not load"
+LD_PRELOAD="$root/usr/lib/$ma/secretmem/libsecretmem-heap.so" /bin/true ||
+	fail "the packaged heap module does not load"
 "$root/usr/bin/secretmem" check >"$tmp/check.out" 2>&1
 rc=$?
 sed 's/^/  /' "$tmp/check.out" | head -n 3
