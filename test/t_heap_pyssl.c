@@ -117,6 +117,18 @@ int main(void)
 		TL_CHECK(plain.ran[i] > 0 && plain.ok[i], "plain run: no count for %s", modules[i]);
 	heap_need_module("t_heap_pyssl");
 	TL_CHECK(h > 0, "the heap run did not start");
+	/* The heap run did run under the module (not a vacuous pass): the
+	 * same interpreter with the same environment has its figures page
+	 * and secret memory. */
+	char check[300];
+	snprintf(check, sizeof(check), "%s/active.log", rig_tmpdir());
+	char *argv[] = { PYTHON, "-c",
+			 "m = open('/proc/self/maps').read(); "
+			 "print('module active' if 'secretmem-heap-stats' in m and '/secretmem' in m else 'inactive')",
+			 NULL };
+	pid_t c = rig_spawn(argv, heap_env(), check, rig_tmpdir(), 0);
+	TL_CHECK(wait_for(c, 60) == 0 && rig_file_has(check, "module active"),
+		 "python3.11 under the heap environment does not run with the module");
 	parse(heap_log, &heap);
 	report("heap", &heap);
 	if (rc_heap != 0 || !heap.success || rig_file_has(heap_log, "secretmem-heap:")) {
