@@ -7,7 +7,8 @@
  * without the bit from its temporary directory.  For each key, gdb attaches
  * to the agent and stops it inside a signature requested with
  * `ssh-keygen -Y sign` (Ed25519: at the second SHA-512 of
- * crypto_sign_ed25519, when the expanded secret is on the stack; RSA: at
+ * crypto_sign_ed25519, when the expanded secret "az" - also searched - is
+ * on the stack; RSA: at
  * the modular exponentiation of RSA_sign); a root process scans the agent's
  * memory there, again after both signatures, and scans gcore's dump
  * (ssh-agent sets PR_SET_DUMPABLE 0 and RLIMIT_CORE 0, so a crash leaves no
@@ -147,6 +148,38 @@ static struct heap_hits sign_and_scan(const struct scan_key *key, pid_t agent, c
 	return h;
 }
 
+/*
+ * The Ed25519 signing scalar and nonce prefix: SHA-512 of the seed, its
+ * first half clamped (crypto_sign_ed25519 keeps it in a local array while
+ * it signs).  Searched too, not required.
+ */
+static void add_expanded(struct scan_key *key)
+{
+	char seedf[320], azf[320];
+	unsigned char az[64];
+	FILE *f;
+	int i;
+
+	for (i = 0; i < key->count; i++)
+		if (strcmp(key->needle[i].group, "ed25519") == 0)
+			break;
+	TL_CHECK(i < key->count, "no Ed25519 seed");
+	snprintf(seedf, sizeof(seedf), "%s/seed", rig_tmpdir());
+	snprintf(azf, sizeof(azf), "%s/az", rig_tmpdir());
+	f = fopen(seedf, "we");
+	TL_CHECK(f && fwrite(key->needle[i].bytes, 1, 32, f) == 32 && fclose(f) == 0, "write %s", seedf);
+	TL_CHECK(rig_sh("openssl dgst -sha512 -binary < '%s' > '%s'", seedf, azf) == 0, "openssl dgst");
+	f = fopen(azf, "re");
+	TL_CHECK(f && fread(az, 1, 64, f) == 64, "read %s", azf);
+	fclose(f);
+	remove(seedf);
+	remove(azf);
+	az[0] &= 248;
+	az[31] &= 63;
+	az[31] |= 64;
+	TL_CHECK(heap_key_add(key, "ed25519-az", "az", 0, az, 64, 0) == 0, "too many needles");
+}
+
 /* Returns the copies found outside the stack (heap mode). */
 static int run(const struct scan_key *key, int heap)
 {
@@ -239,6 +272,7 @@ int main(void)
 	memset(&ed, 0, sizeof(ed));
 	if (heap_key_openssh_ed25519(&ed, ed_key) != 0 || heap_key_merge(&key, &ed) != 0)
 		TL_FAIL("cannot read the Ed25519 key");
+	add_expanded(&key);
 
 	run(&key, 0);
 	heap_need_module("t_heap_sshagent");
