@@ -30,19 +30,15 @@ static char home[300];
  */
 static pid_t start_agent(int heap, const char *log, pid_t *agent)
 {
-	char sock[350];
 	char *argv[] = { "gpg-agent", "--homedir", home, "--daemon", "--no-detach", "--batch", NULL };
 	pid_t pid = rig_spawn(argv, heap ? heap_env() : NULL, log, home, 0);
 
-	snprintf(sock, sizeof(sock), "%s/S.gpg-agent", home);
-	for (int i = 0; i < 1000; i++) {
+	/* (gpg-connect-agent knows where the socket is: in home, or under
+	 * /run/user/UID/gnupg when that exists) */
+	for (int i = 0; i < 500; i++) {
 		char cmd[500], line[200];
 		FILE *p;
 
-		if (access(sock, F_OK) != 0) {
-			usleep(10000);
-			continue;
-		}
 		snprintf(cmd, sizeof(cmd), "gpg-connect-agent --homedir '%s' --no-autostart 'getinfo pid' /bye 2>&1",
 			 home);
 		p = popen(cmd, "r");
