@@ -66,7 +66,13 @@ extern void *__libc_memalign(size_t align, size_t size);
 
 enum { T_NEW = 0, T_LIVE = 1, T_EXITING = 2, T_PLAIN = 3 };
 
-static __thread unsigned char t_busy __attribute__((tls_model("initial-exec")));
+/*
+ * volatile: glibc declares pthread_setspecific, pthread_once and others
+ * "leaf" (they never call back into this file), so the compiler may move or
+ * drop a plain t_busy++ / t_busy-- around them - but they do call back, into
+ * calloc (pthread_setspecific for a key beyond the first 32).
+ */
+static __thread volatile unsigned char t_busy __attribute__((tls_model("initial-exec")));
 static __thread unsigned char t_state __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -299,6 +305,12 @@ static void init(void)
 			hp_say("invalid SECRETMEM_HEAP_HUGE (a size such as 1M, or 0 for no limit): using 1M");
 	}
 	require = (int)sm_option(SECRETMEM_OPT_REQUIRE);
+	/* the heap is the program's memory: a child must get its own copy
+	 * (drop would take every block from it, share would share them) */
+	if (sm_option(SECRETMEM_OPT_FORK) != SECRETMEM_FORK_COPY) {
+		secretmem_set_option(SECRETMEM_OPT_FORK, SECRETMEM_FORK_COPY);
+		hp_say("SECRETMEM_FORK is ignored in heap mode: a forked child gets a copy of the heap (copy)");
+	}
 	for (unsigned c = 0; c < SM_NCLASS; c++) {
 		unsigned d = c;
 		while (d + 1 < SM_NCLASS && sm_class_size[d] % 16)
@@ -483,8 +495,17 @@ HP_EXPORT void *realloc(void *p, size_t size)
 	if (kind == LOOKUP_NOT_LIVE || kind == LOOKUP_INTERIOR)
 		free_other(p, kind); /* fatal */
 	if (kind == LOOKUP_FOREIGN && !is_early(p)) {
-		/* glibc's block stays glibc's */
 		size_t before = plain_usable(p);
+		/* a plain block (made after a refusal) goes back to secret
+		 * memory when it can; else glibc's block stays glibc's */
+		if (size <= huge && t_state == T_LIVE && !t_busy && !__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)) {
+			void *n = secret_alloc(16, size);
+			if (n) {
+				sm_copy(n, p, before < size ? before : size);
+				plain_free(p);
+				return n;
+			}
+		}
 		void *n = __libc_realloc(p, size);
 		if (n) {
 			st_add(&stats->plain_bytes, (int64_t)plain_usable(n) - (int64_t)before);
@@ -654,6 +675,25 @@ HP_EXPORT struct mallinfo mallinfo(void)
 	mi.uordblks = clamp(m2.uordblks);
 	mi.fordblks = clamp(m2.fordblks);
 	return mi;
+}
+
+/* SECRETMEM_REPORT=1 (secretmem exec --report): the figures at exit(). */
+__attribute__((destructor)) static void heap_report(void)
+{
+	const char *r = getenv("SECRETMEM_REPORT");
+	char line[400];
+
+	if (!r || strcmp(r, "1") != 0 || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+		return;
+	int n = snprintf(line, sizeof(line),
+			 "secretmem-heap: report: pid %d, %s: secret %llu bytes, locked fallback %llu bytes, plain %llu "
+			 "bytes in %llu blocks, early %llu bytes\n",
+			 (int)getpid(), stood_down ? "stood down" : "active",
+			 (unsigned long long)stats->secret_bytes, (unsigned long long)stats->fallback_bytes,
+			 (unsigned long long)stats->plain_bytes, (unsigned long long)stats->plain_blocks,
+			 (unsigned long long)stats->early_bytes);
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
 }
 
 extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));

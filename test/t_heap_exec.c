@@ -5,7 +5,7 @@
  * module (and loses the OpenSSL preload module: one module per process,
  * also for exec under exec; --mode all drops the heap module the same
  * way), PYTHONMALLOC=malloc and G_SLICE=always-malloc are set and
- * SECRETMEM_OPENSSL is not; the environment reaches exec'd descendants
+ * SECRETMEM_OPENSSL is not; --report prints the figures at exit; the environment reaches exec'd descendants
  * (a grandchild shell and python3 run with the module active, python3's
  * objects in secret memory); set-user-ID and static programs are refused
  * with 125 unless --allow-unprotected; a module loaded by dlopen() stays
@@ -45,6 +45,10 @@ int main(void)
 	snprintf(want, sizeof(want), "[%s] [malloc] [always-malloc] [unset]", mod);
 	TL_CHECK(rig_file_has(out, want), "want %s", want);
 
+	/* --report: the figures at exit */
+	TL_CHECK(run("", "--mode heap --report -- /bin/true", out) == 0 &&
+		 rig_file_has(out, "secretmem-heap: report: pid ") && rig_file_has(out, ", active: secret "),
+		 "--report under heap mode");
 	/* one module: the preload module (and a second heap module) go */
 	snprintf(pre, sizeof(pre), "LD_PRELOAD='%s:/nonexistent-other.so:/elsewhere/libsecretmem-heap.so'", preload);
 	TL_CHECK(run(pre, "--mode heap -- sh -c 'echo \"[$LD_PRELOAD]\"'", out) == 0, "exec --mode heap with LD_PRELOAD");
@@ -58,8 +62,8 @@ int main(void)
 	/* descendants: a grandchild and python3 */
 	TL_CHECK(run("", "--mode heap -- sh -c 'sh -c \"grep -c memfd:secretmem-heap-stats /proc/self/maps\"'", out) == 0 &&
 		 rig_file_has(out, "1"), "the grandchild does not run with the module");
-	if (access("/usr/bin/python3", X_OK) == 0) {
-		TL_CHECK(run("", "--mode heap -- python3 -c \"import ctypes, sys; b = ctypes.create_string_buffer(100000); "
+	if (access("/usr/bin/python3", X_OK) == 0) { /* not a wrapper from PATH */
+		TL_CHECK(run("", "--mode heap -- /usr/bin/python3 -c \"import ctypes, sys; b = ctypes.create_string_buffer(100000); "
 			     "a = ctypes.addressof(b); "
 			     "print('secret' if [l for l in open('/proc/self/maps') if '/secretmem' in l and "
 			     "int(l.split('-')[0], 16) <= a < int(l.split()[0].split('-')[1], 16)] else 'ordinary')\"",
@@ -67,7 +71,7 @@ int main(void)
 		rig_cat(out);
 		TL_CHECK(rig_file_has(out, "secret"), "python3's buffer is not in secret memory");
 		/* loaded by dlopen(), the module stays inactive */
-		TL_CHECK(rig_sh("python3 -c \"import ctypes; ctypes.CDLL('%s'); "
+		TL_CHECK(rig_sh("/usr/bin/python3 -c \"import ctypes; ctypes.CDLL('%s'); "
 				"print('pages', open('/proc/self/maps').read().count('secretmem-heap-stats'))\" > '%s' 2>&1",
 				mod, out) == 0 && rig_file_has(out, "pages 0"), "dlopen()ed module became active");
 	}

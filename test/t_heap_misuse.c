@@ -6,7 +6,9 @@
  * pointer of secret memory are fatal with the library's fixed message
  * (SIGABRT), as glibc's own checks abort; a pointer the module does not own
  * goes to glibc's free, which aborts for a stack address ("free(): invalid
- * pointer") and frees a real glibc block without a word; malloc_usable_size
+ * pointer") and frees a real glibc block without a word (realloc moves such
+ * a block into secret memory, unless it is above the huge threshold);
+ * malloc_usable_size
  * of an interior pointer is 0, never fatal.
  */
 #include <malloc.h>
@@ -46,8 +48,14 @@ static int child(const char *c)
 		char *g = __libc_malloc(100);
 		TL_CHECK(g && hr_where(g) == 'o', "__libc_malloc");
 		TL_CHECK(malloc_usable_size(g) >= 100, "usable size of a glibc block");
+		memset(g, 0x5a, 100);
 		g = realloc(g, 5000);
-		TL_CHECK(g && hr_where(g) == 'o', "realloc of a glibc block stays glibc's");
+		TL_CHECK(g && hr_where(g) == 's' && g[99] == 0x5a, "realloc moves a glibc block into secret memory");
+		char *h = __libc_malloc((size_t)2 << 20);
+		TL_CHECK(h && hr_where(h) == 'o', "__libc_malloc 2 MiB");
+		h = realloc(h, (size_t)3 << 20);
+		TL_CHECK(h && hr_where(h) == 'o', "realloc above the huge threshold stays glibc's");
+		free(h);
 		free(g);
 		TL_CHECK(malloc_usable_size(p + 8) == 0, "usable size of an interior pointer");
 		free(p);
