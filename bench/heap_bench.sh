@@ -372,8 +372,8 @@ echo
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -x "$here/heap_fork.sh" ] && [ -x "$build/bench/heap_fork" ]; then
 	echo
-	echo "fork() per MiB of live heap (bench/heap_fork.sh 5):"
-	BUILD=$build sh "$here/heap_fork.sh" 5
+	echo "fork() per MiB of live heap (bench/heap_fork.sh 5 \"0 1 4 16\", the heap module's own benchmark):"
+	BUILD=$build sh "$here/heap_fork.sh" 5 "0 1 4 16"
 else
 	echo
 	echo "fork() per MiB of live heap: bench/heap_fork.sh or $build/bench/heap_fork missing (make build/bench/heap_fork)"
