@@ -8,8 +8,9 @@
  * rig) and gdbstop.h.
  *
  * Hits are counted by where they are: on the main thread's stack
- * ("[stack]", which heap mode does not cover and which is reported
- * separately) and everywhere else (the heap, anonymous mappings, files).
+ * ("[stack]"), in a core file's notes (the registers) - neither of which
+ * heap mode covers, so both are reported apart - and everywhere else (the
+ * heap, anonymous mappings, files), which must hold nothing in heap mode.
  */
 #ifndef SECRETMEM_HEAPSCAN_H
 #define SECRETMEM_HEAPSCAN_H
@@ -44,8 +45,8 @@ void heap_hits_count(const struct scan_result *res, struct heap_hits *h);
  * (heap/other N, stack N), secret memory N KiB in N mappings".
  * require (a control scan): the groups (scan_needle.group, comma-separated;
  * "*": every group's required numbers) that must be found outside the
- * stack, in either byte order, else the test fails (the scanner or the scenario is
- * broken); NULL: nothing required.  heap: the process must have secret
+ * stack, in either byte order, else the test fails (the scanner or the
+ * scenario is broken); NULL: nothing required.  heap: the process must have secret
  * memory mappings.  Returns the hits.
  */
 struct heap_hits heap_scan_pid(const struct scan_key *key, pid_t pid, const char *label, const char *require,

@@ -8,14 +8,16 @@
  * to the agent and stops it inside a signature requested with
  * `ssh-keygen -Y sign` (Ed25519: at the second SHA-512 of
  * crypto_sign_ed25519, when the expanded secret "az" - also searched - is
- * on the stack; RSA: at
- * the modular exponentiation of RSA_sign); a root process scans the agent's
- * memory there, again after both signatures, and scans gcore's dump
- * (ssh-agent sets PR_SET_DUMPABLE 0 and RLIMIT_CORE 0, so a crash leaves no
- * core).  Control (no module): both keys are found outside the stack.  Heap
- * mode (libsecretmem-heap.so preloaded): nothing outside the stack; copies
- * on the stack during a signature are reported, not counted (heap mode does
- * not cover stacks).
+ * on the stack; RSA: at the modular exponentiation of RSA_sign); a root
+ * process scans the agent's memory there and gdb writes a core (gcore:
+ * ssh-agent sets PR_SET_DUMPABLE 0 and RLIMIT_CORE 0, so a crash leaves
+ * none); the memory and a gcore dump are scanned again after both
+ * signatures.  Between uses ssh-agent keeps its keys encrypted ("shielded"),
+ * so only the scans inside a signature must find them.  Control (no module):
+ * each key is found outside the stack inside its signature.  Heap mode
+ * (libsecretmem-heap.so preloaded): nothing outside the stack; copies on
+ * the stack and in the core's register notes are reported, not counted
+ * (heap mode covers neither).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -184,13 +186,12 @@ static void add_expanded(struct scan_key *key)
 static int run(const struct scan_key *key, int heap)
 {
 	const char *dir = rig_tmpdir(), *m = heap ? "heap" : "plain";
-	char sock[300], log[300], env_sock[350], label[80], core[300], corefile[350];
+	char sock[300], log[300], label[80], core[300], corefile[350];
 	struct heap_hits h;
 	int other = 0, stack = 0;
 
 	snprintf(sock, sizeof(sock), "%s/agent-%s.sock", dir, m);
 	snprintf(log, sizeof(log), "%s/agent-%s.log", dir, m);
-	snprintf(env_sock, sizeof(env_sock), "SSH_AUTH_SOCK=%s", sock);
 	char *argv[] = { agent_bin, "-D", "-a", sock, NULL };
 	pid_t agent = rig_spawn(argv, heap ? heap_env() : NULL, log, dir, 0);
 	for (int i = 0; i < 1000 && access(sock, F_OK) != 0; i++)
@@ -204,7 +205,6 @@ static int run(const struct scan_key *key, int heap)
 		rig_cat(log);
 		TL_FAIL("ssh-add to the agent (%s) failed", m);
 	}
-	(void)env_sock;
 
 	h = sign_and_scan(key, agent, sock, "ed25519", heap);
 	other += h.other;
