@@ -12,6 +12,8 @@ test_pkgs="$build_pkgs clang libclang-rt-14-dev python3 openssl libssl-dev libso
 	libmimalloc2.0 libjemalloc2 wrk"
 # Debian packages (make deb, test/t_pkg_deb) and the Python binding (test/t_py_*)
 test_pkgs="$test_pkgs debhelper dpkg-dev fakeroot lintian python3-venv python3-pip python3-setuptools"
+# the heap-mode proofs (test/t_heap_*: ssh-agent, gpg-agent, Python's test_ssl)
+test_pkgs="$test_pkgs openssh-client gpg gpg-agent gpgconf libpython3.11-testsuite"
 case $what in
 build) pkgs=$build_pkgs ;;
 test) pkgs=$test_pkgs ;;
