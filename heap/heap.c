@@ -388,7 +388,7 @@ static void *secret_alloc(size_t align, size_t size)
 }
 
 /* Blocks are handed out zeroed by the allocator (secret and early). */
-static void *heap_alloc(size_t align, size_t size, int zero)
+static void *heap_alloc_any(size_t align, size_t size, int zero)
 {
 	if (SM_UNLIKELY(t_state != T_LIVE || t_busy)) {
 		if (enter_slow() < 0)
@@ -408,6 +408,19 @@ static void *heap_alloc(size_t align, size_t size, int zero)
 	if (errno == EINVAL)
 		return NULL;
 	return refused(align, size, zero);
+}
+
+/* errno is left alone when a block is returned, as glibc's malloc does
+ * (programs read an errno saved before a malloc: a failed secret attempt
+ * before a plain block must not show). */
+static void *heap_alloc(size_t align, size_t size, int zero)
+{
+	int saved = errno;
+	void *p = heap_alloc_any(align, size, zero);
+
+	if (SM_LIKELY(p != NULL))
+		errno = saved;
+	return p;
 }
 
 HP_EXPORT void *malloc(size_t size)
@@ -494,7 +507,7 @@ static size_t block_usable(void *p, int kind, const struct blockref *ref)
 	return is_early(p) ? early_size(p) : plain_usable(p);
 }
 
-HP_EXPORT void *realloc(void *p, size_t size)
+static void *realloc_any(void *p, size_t size)
 {
 	struct blockref ref;
 
@@ -543,6 +556,16 @@ HP_EXPORT void *realloc(void *p, size_t size)
 		return NULL;
 	sm_copy(n, p, old < size ? old : size);
 	free(p);
+	return n;
+}
+
+HP_EXPORT void *realloc(void *p, size_t size)
+{
+	int saved = errno;
+	void *n = realloc_any(p, size);
+
+	if (n)
+		errno = saved; /* as in heap_alloc */
 	return n;
 }
 

@@ -5,6 +5,8 @@
  * warning naming the limit and the secret bytes in use, the program goes on
  * in ordinary memory (every block usable; counted in the figures page);
  * once a secret block is freed, new blocks are secret again.
+ * A block returned leaves errno alone (a failed secret attempt before a plain
+ * block must not show: Python reported ENOENT as ENOMEM).
  * SECRETMEM_REQUIRE=1: malloc returns NULL with ENOMEM instead, no block
  * in ordinary memory, no warning of the heap module.
  */
@@ -27,13 +29,14 @@ static int child(const char *mode)
 	TL_CHECK(tl_drop_cap_ipc_lock() == 0, "drop CAP_IPC_LOCK");
 	TL_CHECK(tl_set_memlock(2 << 20) == 0, "set RLIMIT_MEMLOCK");
 	for (int i = 0; i < N; i++) {
-		errno = 0;
+		errno = EILSEQ; /* a block returned leaves errno alone, as glibc's malloc */
 		blk[i] = malloc(256);
 		if (!blk[i]) {
 			TL_CHECK(errno == ENOMEM, "errno %d", errno);
 			failed++;
 			continue;
 		}
+		TL_CHECK(errno == EILSEQ, "block %d returned with errno %d (%s)", i, errno, strerror(errno));
 		memset(blk[i], i & 0xff, 256);
 		if (hr_where(blk[i]) == 's')
 			secret++;
@@ -62,6 +65,11 @@ static int child(const char *mode)
 		free(blk[k]);
 		char *again = malloc(256);
 		TL_CHECK(again && hr_where(again) == 's', "not secret again after a secret free");
+		/* refused again: the failed secret attempt must not show in errno */
+		errno = EILSEQ;
+		char *more = malloc(256);
+		TL_CHECK(more && hr_where(more) != 's', "a second secret block past the limit");
+		TL_CHECK(errno == EILSEQ, "plain block after a retry returned with errno %d (%s)", errno, strerror(errno));
 	}
 	printf("child ok\n");
 	return 0;
