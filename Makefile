@@ -201,10 +201,11 @@ bench: $(BUILD)/bench/bench
 # ---- fuzzing (issue: reliability) ----------------------------------------
 FUZZ_SRC := $(wildcard fuzz/*.c)
 # the sources define _GNU_SOURCE themselves
-$(BUILD)/fuzz/fuzz_alloc: $(FUZZ_SRC) $(LIB_SRC) include/secretmem.h $(wildcard src/*.h)
+$(BUILD)/fuzz/fuzz_alloc: $(FUZZ_SRC) $(LIB_SRC) include/secretmem.h $(wildcard src/*.h) fuzz/coverage-ignore.txt
 	@mkdir -p $(@D)
 	$(FUZZ_CC) -std=c11 -O1 -g -Iinclude -Isrc -pthread \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-fsanitize-coverage-ignorelist=fuzz/coverage-ignore.txt \
 		-o $@ $(FUZZ_SRC) $(LIB_SRC)
 
 fuzz: $(BUILD)/fuzz/fuzz_alloc

@@ -7,9 +7,11 @@
  *
  *   byte 0  bits 0-3  operation (see enum below)
  *           bits 4-5  size mode: tiny (0..32), small (0..1024), a size class
- *                     boundary (class - 1, class, class + 1), any (0..64 KiB;
- *                     values below 0xc000 give 0..16400, the rest 16401..64 KiB)
- *           bits 6-7  a modifier (calloc element count, strndup limit...)
+ *                     boundary (class - 1, class, class + 1), any (0..2 MiB:
+ *                     values below 0xc000 give 0..16400, up to 0xfeff
+ *                     16401..64 KiB, the last 256 64 KiB..2 MiB)
+ *           bits 6-7  a modifier (calloc element count, strndup limit,
+ *                     alignment range, trim...)
  *   byte 1            slot (0..255): which of 256 block slots it acts on
  *   byte 2-3          little-endian 16-bit size value, shaped by the mode
  *
@@ -21,6 +23,8 @@
  * the sum of their usable sizes), and for each block usable >= requested and
  * the documented alignment.  New blocks must be all zero.  At the end of an
  * input every block is freed and the allocator must be back to zero.
+ * OP_ALIGNED allocates with sm_alloc_aligned() (internal.h; the heap
+ * module's memalign): alignments 1 B .. 2 MiB, and invalid ones.
  *
  * State across inputs: the allocator is not reinitialised per input (that
  * would create and fault fresh secret chunks every time); an input starts
@@ -47,22 +51,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "internal.h" /* sm_alloc_aligned */
 #include "secretmem.h"
 
 #define NSLOTS 256
-#define MAX_SIZE (64 * 1024)
+#define MAX_SIZE ((size_t)2 << 20) /* 2 MiB */
+#define MID_SIZE (64 * 1024)
 #define WINDOWS 4093 /* a prime: the number of distinct pattern windows */
-#define REF_LEN (MAX_SIZE + 16 + WINDOWS)
+/* a block's usable size is at most MAX_SIZE + 16 (+ a page with sm_alloc_aligned) */
+#define MAX_USABLE (MAX_SIZE + 8192)
+#define REF_LEN (MAX_USABLE + WINDOWS)
 #define TAG_MAGIC 0x5ec7e75ec7e7a11cull
 #define ANY_SPLIT 0xc000u /* size mode "any": values below map to 0..ANY_SMALL */
 #define ANY_SMALL 16400u  /* just past the largest size class, 16384 */
+#define BIG_SPLIT 0xff00u /* values from here map to MID_SIZE..MAX_SIZE */
+#define MAX_ALIGN ((size_t)2 << 20)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 enum fuzz_op {
 	OP_MALLOC,
-	OP_MALLOC2,
+	OP_ALIGNED,
 	OP_CALLOC,
 	OP_FREE,
 	OP_FREE2,
@@ -90,7 +100,7 @@ static struct block slots[NSLOTS];
 static size_t nlive, live_bytes;
 static uint64_t next_id = 1;
 static unsigned char ref[REF_LEN];
-static unsigned char str_src[MAX_SIZE + 1]; /* strdup source: no NUL inside */
+static unsigned char str_src[MID_SIZE + 1]; /* strdup source: no NUL inside */
 static int ref_ready;
 /* The slots in use, densely: live_list[0..nlive) and each one's index. */
 static unsigned char live_list[NSLOTS];
@@ -136,7 +146,7 @@ static void init_ref(void)
 		s = s * 6364136223846793005ull + 1442695040888963407ull;
 		ref[i] = (unsigned char)(s >> 56);
 	}
-	for (size_t i = 0; i < MAX_SIZE; i++)
+	for (size_t i = 0; i < MID_SIZE; i++)
 		str_src[i] = (unsigned char)(ref[i] | 1);
 	ref_ready = 1;
 }
@@ -145,6 +155,8 @@ static const unsigned char *window(uint64_t id)
 {
 	return ref + (size_t)((id * 2654435761u) % WINDOWS);
 }
+
+#define PAGE 4096u
 
 /* Smallest usable size the allocator may give for n bytes. */
 static size_t expected_usable(size_t n)
@@ -155,6 +167,42 @@ static size_t expected_usable(size_t n)
 				return classes[i];
 	}
 	return (n + 15) & ~(size_t)15;
+}
+
+static int is_class(size_t u)
+{
+	for (size_t i = 0; i < NCLASSES; i++)
+		if (u == classes[i])
+			return 1;
+	return 0;
+}
+
+/*
+ * The usable size rule.  A small request (<= 16 KiB) gets exactly its size
+ * class (the documented table).  A large one at least its size rounded to
+ * 16 and less than a page more (the block's end is at a guard page, and a
+ * run of whole pages may serve it).  With sm_alloc_aligned (align != 0): a
+ * size class at least the request, or a large block under the same rule
+ * for max(request, 16385).
+ */
+static const char *usable_wrong(size_t req, size_t u, size_t align)
+{
+	size_t lo = expected_usable(req);
+
+	if (u < req)
+		return "less than requested";
+	if (align) {
+		if (is_class(u))
+			return NULL;
+		lo = expected_usable(req > classes[NCLASSES - 1] ? req : classes[NCLASSES - 1] + 1);
+	} else if (req <= classes[NCLASSES - 1]) {
+		return u == lo ? NULL : "not the size class";
+	}
+	if (u % 16)
+		return "large, not a multiple of 16";
+	if (u < lo || u - lo >= PAGE)
+		return "large, not within a page of the request rounded to 16";
+	return NULL;
 }
 
 static size_t expected_align(size_t usable)
@@ -204,7 +252,7 @@ NOCOV static void check_block(const struct block *b, const char *when)
 	}
 }
 
-static const unsigned char zeros[MAX_SIZE + 16];
+static const unsigned char zeros[MAX_USABLE];
 
 NOCOV static void check_zero(const unsigned char *p, size_t n, const char *what)
 {
@@ -258,13 +306,14 @@ NOCOV static void check_edges(const struct block *b, const char *when)
  * input take seconds).  Every block is also checked in full before it is
  * freed, reallocated or rewritten, and at the end of the input, so no change
  * to a live block goes unseen.  The statistics every STATS_EVERY steps, at
- * the end of the input and on OP_STATS: secretmem_stats() makes two system
- * calls, which cost a tenth of the time per input when done after every
- * step; its counters are running sums, so a miscount stays visible until
- * the next check.
+ * the end of the input (with its blocks live, and after they are freed) and
+ * on OP_STATS: secretmem_stats() reads /proc/self/status and makes other
+ * system calls (13 us here, as much as a hundred small operations), so
+ * after every step it took a third of the time per input; its counters are
+ * running sums, so a miscount stays visible until the next check.
  */
 #define FULL_EVERY 64
-#define STATS_EVERY 8
+#define STATS_EVERY 32
 
 NOCOV static void check_all(const char *when, size_t step)
 {
@@ -294,22 +343,22 @@ static void null_result(const char *what, size_t n)
 }
 
 /*
- * Record a new block in slot s (empty); checks usable size (the size class,
- * or want when non-zero), alignment, and that it is all zero.
+ * Record a new block in slot s (empty); checks the usable size (the rule of
+ * usable_wrong(), or exactly keep when non-zero), alignment (the documented
+ * one, and align when non-zero), and that it is all zero.
  */
-static void adopt(int s, void *p, size_t req, const char *what, int zero, size_t want)
+static void adopt(int s, void *p, size_t req, const char *what, int zero, size_t keep, size_t align)
 {
 	struct block *b = &slots[s];
 	size_t u = secretmem_usable_size(p);
+	const char *bad = keep ? (u == keep ? NULL : "not kept") : usable_wrong(req, u, align);
 
-	if (!want)
-		want = expected_usable(req);
-	if (u < req)
-		die("%s(%zu): usable size %zu < requested", what, req, u);
-	if (u != want)
-		die("%s(%zu): usable size %zu, expected %zu", what, req, u, want);
+	if (bad)
+		die("%s(%zu): usable size %zu: %s", what, req, u, bad);
 	if ((uintptr_t)p % expected_align(u))
 		die("%s(%zu): %p not aligned to %zu", what, req, p, expected_align(u));
+	if (align && (uintptr_t)p % align)
+		die("%s(%zu): %p not aligned to %zu as asked", what, req, p, align);
 	if (secretmem_owns(p) != 1)
 		die("%s(%zu): secretmem_owns(%p) != 1", what, req, p);
 	if (zero)
@@ -346,6 +395,35 @@ static void do_free(int s)
 	drop_slot(s);
 }
 
+/*
+ * Big operations - a block over 64 KiB, an alignment over a page, a trim -
+ * cost each from a few hundred microseconds (fill, checks and zeroing of up
+ * to 2 MiB, chunks faulted in again after a trim) to tens of milliseconds
+ * where a large block is a fresh secret mapping (4 KiB faulted in costs
+ * 40-60 us on this VM); once an input with one is in the corpus, its
+ * mutations carry it to most inputs, and they took 4/5 of the time.  So only
+ * one input in BIG_ONE_IN gets them, chosen by a hash of its bytes (most
+ * mutations of it lose them again), and at most BIG_BUDGET each: without,
+ * a size stays at most 64 KiB, an alignment at most a page, and a trim
+ * becomes a usable-size check.  Both depend on the input only, so it
+ * behaves the same alone.  make-corpus.py gives its seeds the right hash.
+ */
+#ifndef BIG_ONE_IN
+#define BIG_ONE_IN 64
+#endif
+#define BIG_BUDGET 2
+static unsigned big_left;
+
+/* FNV-1a over the input: the big operations' gate. */
+NOCOV static uint32_t input_hash(const uint8_t *data, size_t size)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < size; i++)
+		h = (h ^ data[i]) * 16777619u;
+	return h;
+}
+
 static size_t shape_size(unsigned mode, unsigned v)
 {
 	switch (mode) {
@@ -356,13 +434,18 @@ static size_t shape_size(unsigned mode, unsigned v)
 		return c + ((v >> 8) % 3) - 1; /* c-1, c, c+1 */
 	}
 	default:
-		/* 0..64 KiB, a quarter of it above the small classes: each large
-		 * block is a secret mapping of its own today, whose pages fault
-		 * one by one (tens of us each on a VM), and with 3/4 of these sizes
-		 * large they took most of the time per input */
+		/* 0..2 MiB: three quarters small, then large blocks up to 64 KiB,
+		 * and 1/256 of the values 64 KiB..2 MiB (a block of a MiB costs
+		 * the harness and the allocator a few passes over it: made
+		 * frequent, they would take most of the time per input) */
 		if (v < ANY_SPLIT)
 			return (size_t)v * (ANY_SMALL + 1) / ANY_SPLIT;
-		return ANY_SMALL + 1 + (size_t)(v - ANY_SPLIT) * (MAX_SIZE - ANY_SMALL - 1) / (65535 - ANY_SPLIT);
+		if (v < BIG_SPLIT)
+			return ANY_SMALL + 1 + (size_t)(v - ANY_SPLIT) * (MID_SIZE - ANY_SMALL - 1) / (BIG_SPLIT - 1 - ANY_SPLIT);
+		if (!big_left)
+			return MID_SIZE - (v - BIG_SPLIT);
+		big_left--;
+		return MID_SIZE + (size_t)(v - BIG_SPLIT) * (MAX_SIZE - MID_SIZE) / (65535 - BIG_SPLIT);
 	}
 }
 
@@ -374,7 +457,43 @@ static void do_malloc(int s, size_t n)
 		null_result("malloc", n);
 		return;
 	}
-	adopt(s, p, n, "malloc", 1, 0);
+	adopt(s, p, n, "malloc", 1, 0, 0);
+}
+
+/*
+ * sm_alloc_aligned(align, n): mod 0 alignments 1..16, 1 32..4096, 2 8 KiB..
+ * 2 MiB (a hash of v picks one), 3 an invalid one (0 or not a power of two:
+ * NULL, EINVAL, nothing allocated).
+ */
+static void do_aligned(int s, size_t n, unsigned mod, unsigned v)
+{
+	static const unsigned char lo[3] = { 0, 5, 13 }, span[3] = { 5, 8, 9 };
+	unsigned h = (v * 0x9e3779b1u) >> 16;
+
+	do_free(s);
+	if (mod == 3) {
+		/* two different bits set, or 0 */
+		unsigned k = h % 22, j = (k + 1 + (h >> 5) % 21) % 22;
+		size_t a = h % 7 == 0 ? 0 : (size_t)1 << k | (size_t)1 << j;
+		errno = 0;
+		void *p = sm_alloc_aligned(a, n);
+		if (p || errno != EINVAL)
+			die("sm_alloc_aligned(%zu, %zu) = %p errno %d, expected NULL/EINVAL", a, n, p, errno);
+		return;
+	}
+	size_t align = (size_t)1 << (lo[mod] + h % span[mod]);
+	if (align > PAGE) {
+		if (big_left)
+			big_left--;
+		else
+			align = PAGE;
+	}
+	void *p = sm_alloc_aligned(align, n);
+	if (!p) {
+		null_result("sm_alloc_aligned", n);
+		return;
+	}
+	adopt(s, p, n, "sm_alloc_aligned", 1, 0, align);
 }
 
 static void do_calloc(int s, size_t n, unsigned mod, unsigned v)
@@ -395,7 +514,7 @@ static void do_calloc(int s, size_t n, unsigned mod, unsigned v)
 		null_result("calloc", nmemb * each);
 		return;
 	}
-	adopt(s, p, nmemb * each, "calloc", 1, 0);
+	adopt(s, p, nmemb * each, "calloc", 1, 0, 0);
 }
 
 static void do_realloc(int s, size_t n)
@@ -408,7 +527,7 @@ static void do_realloc(int s, size_t n)
 			null_result("realloc(NULL)", n);
 			return;
 		}
-		adopt(s, p, n, "realloc(NULL)", 1, 0);
+		adopt(s, p, n, "realloc(NULL)", 1, 0, 0);
 		return;
 	}
 	check_block(b, "before realloc");
@@ -441,8 +560,10 @@ static void do_realloc(int s, size_t n)
 	if (p != old.p && secretmem_owns(old.p))
 		die("realloc moved %p -> %p but the old block is still owned", (void *)old.p, (void *)p);
 	/* in place, a block keeps its usable size (a large block shrunk to at
-	 * least half stays where it is); a moved one gets its size class */
-	adopt(s, p, n, "realloc", 0, p == old.p ? old.usable : 0);
+	 * least half stays where it is) or gets the one for n; a moved one
+	 * gets the one for n */
+	size_t u = secretmem_usable_size(p);
+	adopt(s, p, n, "realloc", 0, p == old.p && u == old.usable ? old.usable : 0, 0);
 }
 
 static void do_strdup(int s, size_t n, unsigned mod)
@@ -450,8 +571,8 @@ static void do_strdup(int s, size_t n, unsigned mod)
 	const char *src = (const char *)str_src;
 
 	do_free(s);
-	if (n > MAX_SIZE)
-		n = MAX_SIZE;
+	if (n > MID_SIZE)
+		n = MID_SIZE;
 	str_src[n] = '\0';
 	char *d;
 	size_t len = n;
@@ -471,7 +592,7 @@ static void do_strdup(int s, size_t n, unsigned mod)
 		die("strdup/strndup of %zu bytes: wrong copy", len);
 	/* the rest of the block was zero */
 	check_zero((unsigned char *)d + len, secretmem_usable_size(d) - len, "strdup");
-	adopt(s, d, len + 1, "strdup", 0, 0);
+	adopt(s, d, len + 1, "strdup", 0, 0, 0);
 }
 
 static void do_owns(int s, unsigned v)
@@ -528,20 +649,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the harness's state is canonical at the start of every input (no
 	 * live block, ids from 1), so an input behaves the same alone */
 	next_id = 1;
-	check_stats("start of input");
+	big_left = input_hash(data, size) % BIG_ONE_IN == 0 ? BIG_BUDGET : 0;
 	for (size_t pos = 0; pos + 4 <= size; pos += 4) {
 		unsigned opb = data[pos], s = data[pos + 1];
 		unsigned v = (unsigned)data[pos + 2] | (unsigned)data[pos + 3] << 8;
 		unsigned mode = (opb >> 4) & 3, mod = opb >> 6;
-		size_t n = shape_size(mode, v);
+		/* the size: computed only by the operations that use it (it
+		 * may take one of the input's big operations) */
+#define N() shape_size(mode, v)
 
 		switch ((enum fuzz_op)(opb & 15)) {
 		case OP_MALLOC:
-		case OP_MALLOC2:
-			do_malloc((int)s, n);
+			do_malloc((int)s, N());
+			break;
+		case OP_ALIGNED:
+			do_aligned((int)s, N(), mod, v);
 			break;
 		case OP_CALLOC:
-			do_calloc((int)s, n, mod, v);
+			do_calloc((int)s, N(), mod, v);
 			break;
 		case OP_FREE:
 		case OP_FREE2:
@@ -549,17 +674,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case OP_REALLOC:
 		case OP_REALLOC2:
-			do_realloc((int)s, n);
+			do_realloc((int)s, N());
 			break;
 		case OP_STRDUP:
-			do_strdup((int)s, n, mod);
+			do_strdup((int)s, N(), mod);
 			break;
-		case OP_TRIM: {
-			long r = secretmem_trim();
-			if (r < 0)
-				die("secretmem_trim() = %ld", r);
-			break;
-		}
+		case OP_TRIM:
+			/* only with modifier 3, and a big operation left: a trim
+			 * gives back every empty chunk, and the operations after
+			 * it fault fresh secret pages (the others check a usable
+			 * size) */
+			if (mod == 3 && big_left) {
+				big_left--;
+				long r = secretmem_trim();
+				if (r < 0)
+					die("secretmem_trim() = %ld", r);
+				break;
+			}
+			/* fall through */
 		case OP_USABLE:
 			if (slots[s].p && secretmem_usable_size(slots[s].p) != slots[s].usable)
 				die("usable size of %p changed", (void *)slots[s].p);
@@ -595,7 +727,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				do_free((int)s);
 				do_malloc((int)s, req);
 			} else {
-				do_malloc((int)s, n);
+				do_malloc((int)s, N());
 			}
 			break;
 		case OP_REALLOC0:
@@ -621,6 +753,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		check_all("after operation", pos / 4 + 1);
 	}
+#undef N
 	check_all("end of input", 0);
 	for (int s = 0; s < NSLOTS; s++)
 		do_free(s);
