@@ -46,11 +46,14 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "internal.h" /* sm_alloc_aligned */
 #include "secretmem.h"
 
@@ -69,6 +72,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
+static void history_open(const char *path);
 
 enum fuzz_op {
 	OP_MALLOC,
@@ -618,17 +622,20 @@ static void do_owns(int s, unsigned v)
  * in a long run reproduces alone (-runs=1 on the saved input).  With
  * SECRETMEM_FUZZ_INJECT=1, OP_STATS with value INJECT_VALUE while a block is
  * live fails with a message made only of the input's own figures.  With
- * SECRETMEM_FUZZ_INJECT=2 it fails only when an earlier input ran in the
- * same process: a failure that depends on history and does not reproduce
- * alone, which that check must catch (its mutation test).
+ * SECRETMEM_FUZZ_INJECT=2 it fails only when an earlier input (or segment)
+ * ran in the same process: a failure that depends on history, as one that
+ * depends on the allocator's caches would; the input alone does not
+ * reproduce it (that check's mutation test), the history file does.
  */
 #define INJECT_VALUE 0x1ec7u
+/* OP_STATS with modifier 3 and this value: OP_RESET (see run_segment) */
+#define RESET_VALUE 0x5e7eu
 
-static unsigned long inputs_run;
+static unsigned long inputs_run, segments_run;
 
 static void injected_failure(size_t step)
 {
-	if (nlive == 0 || (inject == 2 && inputs_run < 2))
+	if (nlive == 0 || (inject == 2 && segments_run < 2))
 		return;
 	die("injected failure at operation %zu: %zu live blocks, %zu bytes", step, nlive, live_bytes);
 }
@@ -640,16 +647,21 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	inject = e ? atoi(e) : 0;
+	e = getenv("SECRETMEM_FUZZ_HISTORY");
+	if (e && *e)
+		history_open(e);
 	return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/*
+ * One segment: the operations of an input up to the next OP_RESET (or its
+ * end).  The harness's state is canonical at the start of every segment (no
+ * live block, ids from 1), and the segment ends by checking every block,
+ * freeing them all and checking that the statistics are back to zero.
+ */
+static void run_segment(const uint8_t *data, size_t size)
 {
-	inputs_run++;
-	if (!ref_ready)
-		init_ref();
-	/* the harness's state is canonical at the start of every input (no
-	 * live block, ids from 1), so an input behaves the same alone */
+	segments_run++;
 	next_id = 1;
 	big_left = input_hash(data, size) % BIG_ONE_IN == 0 ? BIG_BUDGET : 0;
 	for (size_t pos = 0; pos + 4 <= size; pos += 4) {
@@ -760,5 +772,91 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int s = 0; s < NSLOTS; s++)
 		do_free(s);
 	check_stats("end of input");
+}
+
+static int is_reset(const uint8_t *op)
+{
+	return (op[0] & 0xcf) == (OP_STATS | 3u << 6) && (op[2] | op[3] << 8) == RESET_VALUE;
+}
+
+/*
+ * The history file (SECRETMEM_FUZZ_HISTORY=path): a shared mapping of the
+ * file holding the last inputs run in this process, each after an
+ * OP_RESET, then the current one, an OP_RESET and no-op operations
+ * (OP_USABLE of slot 0) to the end.  It is itself an input: if a failure
+ * depends on what earlier inputs left in the allocator's caches (the crash
+ * input then passes alone), `fuzz_alloc -runs=1 HISTORY` replays them in a
+ * fresh process in the same order.  The mapping keeps the bytes however
+ * the process ends (abort, a sanitizer report, a signal).  Cost: one copy
+ * of HIST_BYTES per input.
+ */
+#define HIST_BYTES 16384
+static unsigned char hist[HIST_BYTES], *hist_map;
+static size_t hist_len; /* bytes of earlier inputs in hist */
+
+static void history_open(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0 || ftruncate(fd, HIST_BYTES + 8) != 0) {
+		fprintf(stderr, "fuzz_alloc: history file %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	void *m = mmap(NULL, HIST_BYTES + 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		fprintf(stderr, "fuzz_alloc: mmap of %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+	hist_map = m;
+}
+
+static const uint8_t reset_op[4] = { OP_STATS | 3u << 6, 0, RESET_VALUE & 255, RESET_VALUE >> 8 };
+
+NOCOV static void history_add(const uint8_t *data, size_t ops)
+{
+	size_t need = 4 + ops + 4;
+
+	if (need > HIST_BYTES) { /* too long to keep: the history restarts */
+		hist_len = 0;
+		memset(hist_map, 0, HIST_BYTES + 8);
+		return;
+	}
+	/* drop the oldest inputs until this one fits */
+	size_t drop = 0;
+	while (hist_len - drop + need > HIST_BYTES) {
+		size_t next = drop + 4;
+		while (next < hist_len && !is_reset(hist + next))
+			next += 4;
+		drop = next;
+	}
+	memmove(hist, hist + drop, hist_len - drop);
+	hist_len -= drop;
+	memcpy(hist + hist_len, reset_op, 4);
+	memcpy(hist + hist_len + 4, data, ops);
+	size_t n = hist_len + 4 + ops;
+	memcpy(hist_map, hist, n);
+	memcpy(hist_map + n, reset_op, 4);
+	for (size_t i = n + 4; i + 4 <= HIST_BYTES + 8; i += 4)
+		memcpy(hist_map + i, "\x09\0\0\0", 4); /* OP_USABLE of slot 0 */
+	hist_len = n;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t ops = size & ~(size_t)3, start = 0;
+
+	inputs_run++;
+	if (!ref_ready)
+		init_ref();
+	if (hist_map)
+		history_add(data, ops);
+	for (size_t pos = 0; pos < ops; pos += 4) {
+		if (is_reset(data + pos)) {
+			run_segment(data + start, pos - start);
+			start = pos + 4;
+		}
+	}
+	run_segment(data + start, ops - start);
 	return 0;
 }
