@@ -48,7 +48,7 @@
 #include <unistd.h>
 #include "tlib.h"
 
-#define FLOOR_PER_S 100
+#define FLOOR_PER_S 50
 
 static void remove_dir(const char *dir)
 {
