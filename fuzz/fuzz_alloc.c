@@ -17,30 +17,33 @@
  *
  * on up to 256 live blocks.  Every block holds a pattern derived from its id
  * (an 8-byte id tag, then a window of a fixed pseudo-random reference buffer
- * chosen by the id) over its whole usable size.  After every operation the
- * target checks every live block's pattern and the allocator's statistics
+ * chosen by the id) over its whole usable size.  The target checks the
+ * live blocks' patterns (see check_all) and the allocator's statistics
  * (live_allocations equals the number of live blocks, bytes_in_use equals
- * the sum of their usable sizes), and for each block usable >= requested and
- * the documented alignment.  New blocks must be all zero.  At the end of an
- * input every block is freed and the allocator must be back to zero.
+ * the sum of their usable sizes), and for each block the usable size rule
+ * and the documented alignment.  New blocks must be all zero.  At the end of
+ * an input every block is freed and the allocator must be back to zero.
  * OP_ALIGNED allocates with sm_alloc_aligned() (internal.h; the heap
  * module's memalign): alignments 1 B .. 2 MiB, and invalid ones.
  *
  * State across inputs: the allocator is not reinitialised per input (that
- * would create and fault fresh secret chunks every time); an input starts
- * from the canonical state "no live block" (every block of the previous
- * input freed, the statistics back to zero, block ids from 1).  Trim runs
- * only when an operation asks: a trim per input tripled the time per input
- * (every input then faulted fresh secret pages).  What carries over is
- * the allocator's caches (empty slabs, cached large runs), which decide
- * addresses but no checked outcome; test/t_rel_fuzz_run checks that an
- * injected failure in a long run reproduces alone with -runs=1.
+ * would create and fault fresh secret chunks every time); an input (and
+ * each segment of it, see OP_RESET) starts from the canonical state "no
+ * live block" (every block of the previous one freed, the statistics back
+ * to zero, block ids from 1).  Trim runs only when an operation asks: a
+ * trim per input made it 1.6-3 times slower (every input then faulted fresh
+ * secret pages).  What carries over is the allocator's caches (empty
+ * chunks and slabs, cached large runs): a failure that an input causes by
+ * itself reproduces alone with -runs=1, and one that needs what earlier
+ * inputs left there reproduces with the history file (history_add).
+ * test/t_rel_fuzz_run checks both with injected failures.
  *
  * Any violation prints what went wrong and aborts, which libFuzzer reports
  * as a crash; ASan and UBSan watch the allocator's own code.
  *
  * Build: make fuzz (clang -fsanitize=fuzzer,address,undefined).
- * Run:   build/fuzz/fuzz_alloc -jobs=1 -max_total_time=60 <corpus copy> fuzz/corpus
+ * Run:   SECRETMEM_FUZZ_HISTORY=hist build/fuzz/fuzz_alloc -max_total_time=60 \
+ *            -max_len=256 <scratch dir> fuzz/corpus
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
