@@ -13,20 +13,29 @@
  * least FLOOR_PER_S executions per second of the run (SECRETMEM_FUZZ_MIN_EXECS
  * overrides the total); prints the number of executions and the rate.
  *
- * The floor: 100 per second.  The target ran 550-575 executions per second
- * on one core of a 2-core VM whose load average was 10-13 (five builds and
- * test runs beside it), and 200-360 before it was made faster; the floor is
- * kept well under the loaded figure so that a busy CI machine passes, and
- * it still fails a target that slowed down several times (e.g. a harness
- * check made quadratic, or the allocator faulting fresh pages per input).
+ * The floor: 50 per second.  With the allocator's large blocks as own
+ * secret mappings (up to commit 97d45a5), the target - which now also makes
+ * aligned blocks and large ones up to 2 MiB - ran 130-300 executions per
+ * second on one core of a 2-core VM at load 6-10; with large blocks served
+ * from chunk pages (branch alloc9) 1,950-2,400 at load 7, which meets issue
+ * 9's 100,000 in 60 s (printed as met / NOT met).  The floor is kept under
+ * the slower figure so that a busy CI machine passes; it still fails a
+ * target that stopped or slowed down many times.  Raise it when the faster
+ * allocator is in (SECRETMEM_FUZZ_MIN_EXECS overrides it per run).
  *
- * Then the reproduction check: the target built with an injected failure
- * (SECRETMEM_FUZZ_INJECT=1, see fuzz_alloc.c) runs the seeds plus one input
- * that sets it off, after the seeds have left their state in the allocator;
- * the input the fuzzer saves must fail the same way when run alone with
- * -runs=1, as every crash found by a long campaign must.  The check fails
- * with SECRETMEM_FUZZ_INJECT=2 (a failure that needs an earlier input), which
- * is its mutation test.
+ * The history file: the run keeps SECRETMEM_FUZZ_HISTORY in the artifact
+ * directory (the last inputs, replayable as one input, see fuzz_alloc.c);
+ * after a crash it stays there, for a failure that needs earlier inputs.
+ *
+ * Then the reproduction check: the target with an injected failure
+ * (SECRETMEM_FUZZ_INJECT, see fuzz_alloc.c) runs the seeds plus one input
+ * that sets it off, after the seeds have left their state in the allocator.
+ * With INJECT=1 (a failure made by that input) the input the fuzzer saves
+ * must fail the same way alone with -runs=1, as every crash found by a
+ * long campaign must; with INJECT=2 (a failure that needs an earlier input,
+ * as one that depends on what earlier inputs left in the allocator's caches
+ * would) the saved input must not, and in both the history file must fail
+ * the same way alone.
  *
  * Skips when the target was not built, and under valgrind (which would not
  * follow the fuzzer anyway).
@@ -42,7 +51,7 @@
 #include <unistd.h>
 #include "tlib.h"
 
-#define FLOOR_PER_S 100
+#define FLOOR_PER_S 50
 
 static void remove_dir(const char *dir)
 {
@@ -83,8 +92,10 @@ static void find_line(const char *path, const char *what, char *out, size_t len)
 	fclose(f);
 }
 
-/* Run the fuzzer with args (NULL-terminated), output to logpath; wait status. */
-static int run_fuzzer(char *fuzzer, const char *logpath, const char *inject, char *const *args)
+/* Run the fuzzer with args (NULL-terminated), output to logpath, the
+ * history file (SECRETMEM_FUZZ_HISTORY) at history if not NULL; wait status. */
+static int run_fuzzer(char *fuzzer, const char *logpath, const char *inject, const char *history,
+		      char *const *args)
 {
 	char *argv[16];
 	int n = 0;
@@ -105,6 +116,10 @@ static int run_fuzzer(char *fuzzer, const char *logpath, const char *inject, cha
 			setenv("SECRETMEM_FUZZ_INJECT", inject, 1);
 		else
 			unsetenv("SECRETMEM_FUZZ_INJECT");
+		if (history)
+			setenv("SECRETMEM_FUZZ_HISTORY", history, 1);
+		else
+			unsetenv("SECRETMEM_FUZZ_HISTORY");
 		execv(fuzzer, argv);
 		_exit(127);
 	}
@@ -146,18 +161,18 @@ static void put_op(unsigned char *p, unsigned code, unsigned slot, unsigned valu
  * The reproduction check (see the top of this file).  The trigger input:
  * 40 operations that allocate, free and trim (small and large blocks), then
  * OP_STATS with the injected value, then padding that makes it the largest
- * seed, so the fuzzer runs it after every other seed.
+ * seed, so the fuzzer runs it after every other seed.  The history file of
+ * the run must fail the same way alone in both modes; the saved input must
+ * (inject "1", a failure made by the input alone) or must not (inject "2",
+ * a failure that needs the inputs before it).
  */
-static void check_reproduction(char *fuzzer, char *corpus)
+static void check_reproduction(char *fuzzer, char *corpus, const char *inject, int expect_alone)
 {
 	char dir[4096], seeds[4200], trig[4300], art[4300], logpath[4300], log1[4300], crash[4600];
-	char abuf[4400], first[1024], alone[1024];
-	const char *inject = getenv("SECRETMEM_FUZZ_INJECT");
+	char abuf[4400], first[1024], alone[1024], hist[4300], hlog[4300], hfirst[1024];
 	unsigned char in[4096];
 	size_t n = 0;
 
-	if (!inject || !*inject)
-		inject = "1";
 	snprintf(dir, sizeof(dir), "%s", tl_build_path("fuzz/repro-XXXXXX"));
 	if (!mkdtemp(dir))
 		TL_FAIL("mkdtemp %s: %s", dir, strerror(errno));
@@ -166,6 +181,8 @@ static void check_reproduction(char *fuzzer, char *corpus)
 	snprintf(art, sizeof(art), "%s/art", dir);
 	snprintf(logpath, sizeof(logpath), "%s/run.log", dir);
 	snprintf(log1, sizeof(log1), "%s/alone.log", dir);
+	snprintf(hist, sizeof(hist), "%s/history", dir);
+	snprintf(hlog, sizeof(hlog), "%s/history.log", dir);
 	if (mkdir(seeds, 0755) || mkdir(trig, 0755) || mkdir(art, 0755))
 		TL_FAIL("mkdir in %s: %s", dir, strerror(errno));
 	for (unsigned i = 0; i < 40; i++, n += 4) {
@@ -186,20 +203,33 @@ static void check_reproduction(char *fuzzer, char *corpus)
 
 	snprintf(abuf, sizeof(abuf), "-artifact_prefix=%s/", art);
 	char *args[] = { abuf, "-seed=1", "-runs=200", "-max_len=256", "-timeout=20", seeds, corpus, trig, NULL };
-	int st = run_fuzzer(fuzzer, logpath, inject, args);
+	int st = run_fuzzer(fuzzer, logpath, inject, hist, args);
 	find_line(logpath, "invariant violated", first, sizeof(first));
 	if (!strstr(first, "injected failure") || !find_crash(art, crash, sizeof(crash)))
 		TL_FAIL("with SECRETMEM_FUZZ_INJECT=%s the fuzzer did not stop at the injected failure "
 			"(%s; log %s)", inject, tl_status_str(st), logpath);
-	printf("in a run:  %s\n", first);
+	printf("inject %s, in a run: %s\n", inject, first);
+
+	char *argsh[] = { "-runs=1", hist, NULL };
+	st = run_fuzzer(fuzzer, hlog, inject, NULL, argsh);
+	find_line(hlog, "invariant violated", hfirst, sizeof(hfirst));
+	printf("  history file alone: %s (%s)\n", hfirst[0] ? hfirst : "no failure", tl_status_str(st));
+	if (strcmp(first, hfirst) != 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		TL_FAIL("the history file %s does not fail the same way alone with -runs=1 (log %s)", hist, hlog);
 
 	char *args1[] = { "-runs=1", crash, NULL };
-	st = run_fuzzer(fuzzer, log1, inject, args1);
+	st = run_fuzzer(fuzzer, log1, inject, NULL, args1);
 	find_line(log1, "invariant violated", alone, sizeof(alone));
-	printf("alone:     %s (%s)\n", alone[0] ? alone : "no failure", tl_status_str(st));
-	if (strcmp(first, alone) != 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 0))
+	printf("  saved input alone:  %s (%s)\n", alone[0] ? alone : "no failure", tl_status_str(st));
+	int same = strcmp(first, alone) == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	if (expect_alone && !same)
 		TL_FAIL("the saved input %s does not fail the same way alone with -runs=1 (log %s)", crash, log1);
+	if (!expect_alone && same)
+		TL_FAIL("the saved input %s of a failure that needs earlier inputs failed alone (log %s)", crash,
+			log1);
 	unlink(crash);
+	unlink(hist);
+	unlink(hlog);
 	unlink(tfile);
 	unlink(logpath);
 	unlink(log1);
@@ -244,21 +274,32 @@ int main(void)
 	 * seeds cover the long sequences */
 	char *args[] = { tbuf, abuf, "-print_final_stats=1", "-timeout=20", "-max_len=256",
 			 scratch, corpus, NULL };
-	int st = run_fuzzer(fuzzer, logpath, NULL, args);
+	char history[4300];
+	snprintf(history, sizeof(history), "%shistory", artifacts);
+	int st = run_fuzzer(fuzzer, logpath, NULL, history, args);
 
-	long execs = -1, new_inputs = count_files(scratch);
+	long execs = -1, rate = -1, new_inputs = count_files(scratch);
 	FILE *f = fopen(logpath, "re");
-	char line[1024];
+	char line[1024], done[1024] = "";
 	if (f) {
-		while (fgets(line, sizeof(line), f))
+		while (fgets(line, sizeof(line), f)) {
 			if (strncmp(line, "stat::number_of_executed_units:", 31) == 0)
 				execs = atol(line + 31);
+			else if (strncmp(line, "stat::average_exec_per_sec:", 27) == 0)
+				rate = atol(line + 27);
+			else if (strstr(line, "DONE ") || strstr(line, "pulse "))
+				snprintf(done, sizeof(done), "%s", line); /* the last one */
+		}
 		fclose(f);
 	}
 	remove_dir(scratch);
-	printf("fuzzer: %s, %ld executions in %ld s (%.0f/s; floor %ld), %ld new inputs (log: %s)\n",
-	       tl_status_str(st), execs, seconds, (double)execs / (double)seconds, floor_execs, new_inputs,
-	       logpath);
+	/* libFuzzer's own figures: its last status line and final stats */
+	if (done[0])
+		printf("libFuzzer: %s", done);
+	printf("fuzzer: %s, %ld executions in %ld s (libFuzzer: %ld exec/s; floor %ld executions; "
+	       "issue 9's target of 100000 in 60 s %s), %ld new inputs (log: %s)\n",
+	       tl_status_str(st), execs, seconds, rate, floor_execs,
+	       execs * 60 >= 100000L * seconds ? "met" : "NOT met", new_inputs, logpath);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		f = fopen(logpath, "re");
 		if (f) {
@@ -274,13 +315,16 @@ int main(void)
 			}
 			fclose(f);
 		}
-		TL_FAIL("the fuzzer found a crash (input saved in %s; reproduce it with %s -runs=1 FILE)",
-			artifacts, fuzzer);
+		TL_FAIL("the fuzzer found a crash (input saved in %s; reproduce it with %s -runs=1 FILE; "
+			"if it needs the inputs before it: %s -runs=1 %s)",
+			artifacts, fuzzer, fuzzer, history);
 	}
+	unlink(history); /* kept only after a crash */
 	TL_CHECK(execs > 0, "no executions reported");
 	TL_CHECK(execs >= floor_execs, "%ld executions in %ld s, fewer than the floor %ld (%d per second)", execs,
 		 seconds, floor_execs, FLOOR_PER_S);
 	fflush(stdout);
-	check_reproduction(fuzzer, corpus);
+	check_reproduction(fuzzer, corpus, "1", 1);
+	check_reproduction(fuzzer, corpus, "2", 0);
 	return 0;
 }
