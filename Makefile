@@ -202,7 +202,7 @@ check: all $(TEST_BIN) $(HELPER_BIN) $(if $(HAVE_FUZZ),fuzz)
 	SECRETMEM_BUILD=$(BUILD) VALGRIND=$(VALGRIND) sh test/run.sh $(TEST_BIN)
 
 # ---- benchmark (issue: allocator) ----------------------------------------
-BENCH_SRC := $(wildcard bench/*.c)
+BENCH_SRC := bench/bench.c
 BENCH_LIBS ?= -lsodium -lcrypto -lm
 $(BUILD)/bench/bench: $(BENCH_SRC) $(STLIB)
 	@mkdir -p $(@D)
