@@ -524,13 +524,14 @@ void *sm_alloc_aligned(size_t align, size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
+	/* the class tables below are filled by the allocator's start-up */
+	if (!tls_tc && !tcache_get())
+		return NULL;
 	if (align <= os_page_size() && size <= SM_SMALL_MAX) {
 		for (unsigned c = sm_size_class(size ? size : 1); c < SM_NCLASS; c++)
 			if (sm_class_size[c] % align == 0)
 				return secretmem_malloc(sm_class_size[c]);
 	}
-	if (!tls_tc && !tcache_get())
-		return NULL;
 	return malloc_large(size > SM_SMALL_MAX ? size : SM_SMALL_MAX + 1, align);
 }
 
