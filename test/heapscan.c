@@ -264,26 +264,6 @@ void heap_gdbstop_start(struct gdbstop *g, const char *name, int heap, const cha
 
 /* ---- key material -------------------------------------------------------- */
 
-int heap_key_add(struct scan_key *key, const char *name, const char *group, int required,
-		 const unsigned char *bytes, size_t len, int reverse)
-{
-	struct scan_needle *n;
-
-	if (key->count >= SCAN_MAX_NEEDLES || len < 8)
-		return -1;
-	n = &key->needle[key->count];
-	n->bytes = malloc(len);
-	if (!n->bytes)
-		return -1;
-	for (size_t i = 0; i < len; i++)
-		n->bytes[i] = reverse ? bytes[len - 1 - i] : bytes[i];
-	n->len = len;
-	n->required = required;
-	snprintf(n->name, sizeof(n->name), "%s", name);
-	snprintf(n->group, sizeof(n->group), "%s", group);
-	key->count++;
-	return 0;
-}
 
 /* Both byte orders of a big-endian number (leading zero bytes dropped). */
 static int add_number(struct scan_key *key, const char *group, int required, const unsigned char *be, size_t len)
@@ -295,10 +275,10 @@ static int add_number(struct scan_key *key, const char *group, int required, con
 		len--;
 	}
 	snprintf(name, sizeof(name), "%s(be)", group);
-	if (heap_key_add(key, name, group, required, be, len, 0))
+	if (scan_key_add(key, name, group, required, be, len, 0))
 		return -1;
 	snprintf(name, sizeof(name), "%s(le)", group);
-	return heap_key_add(key, name, group, required, be, len, 1);
+	return scan_key_add(key, name, group, required, be, len, 1);
 }
 
 /*
@@ -323,7 +303,7 @@ static int add_text(struct scan_key *key, const char *name, const char *path)
 		n += l;
 	}
 	fclose(f);
-	return n > 0 ? heap_key_add(key, name, "text", 0, (const unsigned char *)text, n, 0) : -1;
+	return n > 0 ? scan_key_add(key, name, "text", 0, (const unsigned char *)text, n, 0) : -1;
 }
 
 static int b64val(int c)
@@ -401,7 +381,7 @@ int heap_key_openssh_ed25519(struct scan_key *key, const char *path)
 	if (!(s = ssh_string(priv, plen, &ppos, &slen)) || slen != 11 || memcmp(s, "ssh-ed25519", 11) != 0 ||
 	    !ssh_string(priv, plen, &ppos, &slen) || !(s = ssh_string(priv, plen, &ppos, &slen)) || slen != 64)
 		goto bad;
-	if (heap_key_add(key, "ed25519", "ed25519", 1, s, 32, 0) || add_text(key, "openssh-text", path))
+	if (scan_key_add(key, "ed25519", "ed25519", 1, s, 32, 0) || add_text(key, "openssh-text", path))
 		return -1;
 	return 0;
 bad:

@@ -67,11 +67,6 @@ void heap_gdbstop_start(struct gdbstop *g, const char *name, int heap, const cha
 /* ---- key material of non-OpenSSL formats -------------------------------- */
 
 /*
- * Add a needle to key (a copy of bytes; reverse: byte-reversed).  0 or -1.
- */
-int heap_key_add(struct scan_key *key, const char *name, const char *group, int required,
-		 const unsigned char *bytes, size_t len, int reverse);
-/*
  * An OpenSSH private key file (unencrypted "openssh-key-v1", ssh-ed25519):
  * adds the 32-byte Ed25519 seed (required) and the file's text.  0 or -1.
  */

@@ -49,8 +49,8 @@ static const struct {
 	{ "priv", "ed25519", 1, 0 },
 };
 
-static int add_needle(struct scan_key *key, const char *group, const char *order, int required,
-		      const unsigned char *bytes, size_t len, int reverse)
+int scan_key_add(struct scan_key *key, const char *name, const char *group, int required,
+		 const unsigned char *bytes, size_t len, int reverse)
 {
 	struct scan_needle *n;
 
@@ -64,13 +64,22 @@ static int add_needle(struct scan_key *key, const char *group, const char *order
 		n->bytes[i] = reverse ? bytes[len - 1 - i] : bytes[i];
 	n->len = len;
 	n->required = required;
+	snprintf(n->name, sizeof(n->name), "%s", name);
 	snprintf(n->group, sizeof(n->group), "%s", group);
-	if (order)
-		snprintf(n->name, sizeof(n->name), "%s(%s)", group, order);
-	else
-		snprintf(n->name, sizeof(n->name), "%s", group);
 	key->count++;
 	return 0;
+}
+
+static int add_needle(struct scan_key *key, const char *group, const char *order, int required,
+		      const unsigned char *bytes, size_t len, int reverse)
+{
+	char name[sizeof(key->needle[0].name)];
+
+	if (order)
+		snprintf(name, sizeof(name), "%s(%s)", group, order);
+	else
+		snprintf(name, sizeof(name), "%s", group);
+	return scan_key_add(key, name, group, required, bytes, len, reverse);
 }
 
 static int finish_field(struct scan_key *key, const char *field, unsigned char *buf, size_t len)

@@ -41,6 +41,11 @@ struct scan_key {
  */
 int scan_key_load(struct scan_key *key, const char *path);
 void scan_key_free(struct scan_key *key);
+/* Add a needle: len >= 8 bytes (reversed if reverse), named name, in group
+ * (a number's needles share one); required: the control must find it.
+ * 0, or -1 (full, too short, no memory). */
+int scan_key_add(struct scan_key *key, const char *name, const char *group, int required,
+		 const unsigned char *bytes, size_t len, int reverse);
 
 /* One copy of (part of) a needle: the fragments found at one place. */
 struct scan_copy {

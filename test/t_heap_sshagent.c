@@ -179,7 +179,7 @@ static void add_expanded(struct scan_key *key)
 	az[0] &= 248;
 	az[31] &= 63;
 	az[31] |= 64;
-	TL_CHECK(heap_key_add(key, "ed25519-az", "az", 0, az, 64, 0) == 0, "too many needles");
+	TL_CHECK(scan_key_add(key, "ed25519-az", "az", 0, az, 64, 0) == 0, "too many needles");
 }
 
 /* Returns the copies found outside the stack (heap mode). */
