@@ -14,34 +14,34 @@
 #include "scan.h"
 #include "tlib.h"
 
-void gdbstop_start(struct gdbstop *g, const char *name, const char *mode, const char *stop, char *const prog[])
+void gdbstop_run(struct gdbstop *g, const char *name, const char *tag, const char *const *env, const char *stop,
+		 char *const prog[], int wait_ms)
 {
-	const char *dir = rig_tmpdir(), *m = mode ? mode : "none";
+	const char *dir = rig_tmpdir();
 	char cmds[300], ready[300];
-	char *argv[32] = { "gdb", "-nx", "-batch", "-x", cmds, "--args" };
+	char *argv[40] = { "gdb", "-nx", "-batch", "-x", cmds, "--args" };
 	FILE *f;
 	int a = 6;
 
 	memset(g, 0, sizeof(*g));
-	snprintf(cmds, sizeof(cmds), "%s/gdb-%s-%s.cmd", dir, name, m);
-	snprintf(g->log, sizeof(g->log), "%s/gdb-%s-%s.log", dir, name, m);
-	snprintf(ready, sizeof(ready), "%s/ready-%s-%s", dir, name, m);
-	snprintf(g->go, sizeof(g->go), "%s/go-%s-%s", dir, name, m);
+	snprintf(cmds, sizeof(cmds), "%s/gdb-%s-%s.cmd", dir, name, tag);
+	snprintf(g->log, sizeof(g->log), "%s/gdb-%s-%s.log", dir, name, tag);
+	snprintf(ready, sizeof(ready), "%s/ready-%s-%s", dir, name, tag);
+	snprintf(g->go, sizeof(g->go), "%s/go-%s-%s", dir, name, tag);
 	f = fopen(cmds, "we");
 	if (!f)
 		TL_FAIL("%s: %s", cmds, strerror(errno));
 	fprintf(f, "set startup-with-shell off\nset breakpoint pending on\nset pagination off\nset confirm off\n");
-	if (mode)
-		fprintf(f, "set environment LD_PRELOAD=%s\nset environment SECRETMEM_OPENSSL=%s\n"
-			   "set environment ASAN_OPTIONS=detect_leaks=0\n", rig_ld_preload(), mode);
+	for (; env && *env; env++)
+		fprintf(f, "set environment %s\n", *env);
 	fprintf(f, "%s\nrun\ninfo proc\nshell touch '%s'\n"
 		   "shell while [ ! -e '%s' ]; do sleep 0.05; done\nkill\nquit\n", stop, ready, g->go);
 	fclose(f);
-	for (int i = 0; prog[i] && a < 31; i++)
+	for (int i = 0; prog[i] && a < 39; i++)
 		argv[a++] = prog[i];
 	argv[a] = NULL;
 	g->gdb = rig_spawn(argv, NULL, g->log, dir, 0);
-	for (int i = 0; i < 3000 && access(ready, F_OK) != 0; i++) {
+	for (int i = 0; i < wait_ms / 10 && access(ready, F_OK) != 0; i++) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
@@ -57,8 +57,18 @@ void gdbstop_start(struct gdbstop *g, const char *name, const char *mode, const 
 	if (access(ready, F_OK) != 0 || g->pid <= 0 ||
 	    (!rig_file_has(g->log, "Breakpoint 1, ") && !rig_file_has(g->log, "Catchpoint 1 (call to syscall"))) {
 		rig_cat(g->log);
-		TL_FAIL("%s, mode %s: the program did not stop at '%s' under gdb", name, m, stop);
+		TL_FAIL("%s, %s: the program did not stop at '%s' under gdb", name, tag, stop);
 	}
+}
+
+void gdbstop_start(struct gdbstop *g, const char *name, const char *mode, const char *stop, char *const prog[])
+{
+	char preload[4200], openssl[64];
+	const char *env[] = { preload, openssl, "ASAN_OPTIONS=detect_leaks=0", NULL };
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", mode ? rig_ld_preload() : "");
+	snprintf(openssl, sizeof(openssl), "SECRETMEM_OPENSSL=%s", mode ? mode : "");
+	gdbstop_run(g, name, mode ? mode : "none", mode ? env : NULL, stop, prog, 30000);
 }
 
 void gdbstop_end(struct gdbstop *g)

@@ -23,6 +23,13 @@ struct gdbstop {
  * the file names unique.  Fails the test when it does not stop.
  */
 void gdbstop_start(struct gdbstop *g, const char *name, const char *mode, const char *stop, char *const prog[]);
+/*
+ * The same with any environment: env (NULL-terminated "NAME=value", or
+ * NULL) set for prog; tag names the run in file names and messages; waits up
+ * to wait_ms for the stop.
+ */
+void gdbstop_run(struct gdbstop *g, const char *name, const char *tag, const char *const *env, const char *stop,
+		 char *const prog[], int wait_ms);
 /* Let gdb kill the program and quit. */
 void gdbstop_end(struct gdbstop *g);
 

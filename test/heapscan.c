@@ -217,49 +217,7 @@ struct heap_hits heap_scan_file(const struct scan_key *key, const char *path, pi
 
 void heap_gdbstop_start(struct gdbstop *g, const char *name, int heap, const char *stop, char *const prog[])
 {
-	const char *dir = rig_tmpdir(), *m = heap ? "heap" : "plain";
-	char cmds[300], ready[300];
-	char *argv[40] = { "gdb", "-nx", "-batch", "-x", cmds, "--args" };
-	FILE *f;
-	int a = 6;
-
-	memset(g, 0, sizeof(*g));
-	snprintf(cmds, sizeof(cmds), "%s/gdb-%s-%s.cmd", dir, name, m);
-	snprintf(g->log, sizeof(g->log), "%s/gdb-%s-%s.log", dir, name, m);
-	snprintf(ready, sizeof(ready), "%s/ready-%s-%s", dir, name, m);
-	snprintf(g->go, sizeof(g->go), "%s/go-%s-%s", dir, name, m);
-	f = fopen(cmds, "we");
-	if (!f)
-		TL_FAIL("%s: %s", cmds, strerror(errno));
-	fprintf(f, "set startup-with-shell off\nset breakpoint pending on\nset pagination off\nset confirm off\n");
-	if (heap)
-		for (const char *const *e = heap_env(); *e; e++)
-			fprintf(f, "set environment %s\n", *e);
-	fprintf(f, "%s\nrun\ninfo proc\nshell touch '%s'\n"
-		   "shell while [ ! -e '%s' ]; do sleep 0.05; done\nkill\nquit\n", stop, ready, g->go);
-	fclose(f);
-	for (int i = 0; prog[i] && a < 39; i++)
-		argv[a++] = prog[i];
-	argv[a] = NULL;
-	g->gdb = rig_spawn(argv, NULL, g->log, dir, 0);
-	for (int i = 0; i < 6000 && access(ready, F_OK) != 0; i++) {
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-		nanosleep(&ts, NULL);
-	}
-	f = fopen(g->log, "re");
-	if (f) {
-		char line[512];
-
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "process %d", &g->pid) == 1)
-				break;
-		fclose(f);
-	}
-	if (access(ready, F_OK) != 0 || g->pid <= 0 ||
-	    (!rig_file_has(g->log, "Breakpoint 1, ") && !rig_file_has(g->log, "Catchpoint 1 (call to syscall"))) {
-		rig_cat(g->log);
-		TL_FAIL("%s, %s: the program did not stop at '%s' under gdb", name, m, stop);
-	}
+	gdbstop_run(g, name, heap ? "heap" : "plain", heap ? heap_env() : NULL, stop, prog, 60000);
 }
 
 /* ---- key material -------------------------------------------------------- */
