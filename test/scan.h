@@ -161,6 +161,9 @@ const char *rig_cert(const char *type);
  * Waits until it accepts; fails the test if it does not.
  */
 pid_t rig_s_server(const char *type, const char *mode, int *port, const char *log, int core);
+/* The same without a preload, asking clients for a certificate issued by the
+ * key's own certificate (-Verify 1), for client-key tests. */
+pid_t rig_s_server_verify(const char *type, int *port, const char *log);
 /* A full TLS handshake with `openssl s_client` and one HTTP request: 0 on
  * success (the server answered), -1 otherwise (output in log). */
 int rig_s_client(int port, const char *log);

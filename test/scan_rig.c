@@ -441,7 +441,9 @@ const char *const *rig_env(const char *mode)
 	return env;
 }
 
-pid_t rig_s_server(const char *type, const char *mode, int *port, const char *log, int core)
+/* rig_s_server; verify: also ask for a client certificate issued by the
+ * key's own certificate (-Verify 1 -CAfile). */
+static pid_t s_server(const char *type, const char *mode, int verify, int *port, const char *log, int core)
 {
 	char accept[64], *keyp = key_paths[type_index(type)][0], *crtp = key_paths[type_index(type)][1];
 	pid_t pid;
@@ -449,8 +451,8 @@ pid_t rig_s_server(const char *type, const char *mode, int *port, const char *lo
 	for (int attempt = 0; attempt < 3; attempt++) {
 		*port = rig_free_port();
 		snprintf(accept, sizeof(accept), "127.0.0.1:%d", *port);
-		char *argv[] = { "openssl", "s_server", "-www", "-accept", accept, "-key", keyp,
-				 "-cert", crtp, NULL };
+		char *argv[] = { "openssl", "s_server", "-www", "-accept", accept, "-key", keyp, "-cert", crtp,
+				 verify ? "-Verify" : NULL /* ends argv here */, "1", "-CAfile", crtp, NULL };
 		pid = rig_spawn(argv, rig_env(mode), log, rig_tmpdir(), core);
 		if (rig_wait_port(*port, pid, 10000) == 0)
 			return pid;
@@ -458,6 +460,16 @@ pid_t rig_s_server(const char *type, const char *mode, int *port, const char *lo
 	}
 	rig_cat(log);
 	TL_FAIL("openssl s_server did not start");
+}
+
+pid_t rig_s_server(const char *type, const char *mode, int *port, const char *log, int core)
+{
+	return s_server(type, mode, 0, port, log, core);
+}
+
+pid_t rig_s_server_verify(const char *type, int *port, const char *log)
+{
+	return s_server(type, NULL, 1, port, log, 0);
 }
 
 int rig_s_client(int port, const char *log)

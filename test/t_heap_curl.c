@@ -38,24 +38,15 @@ static int run(int heap, int port)
 
 int main(void)
 {
-	char accept[64], log[300];
+	char log[300];
 	int port;
 
 	rig_need("openssl");
 	rig_need("curl");
 	rig_need("gdb");
 	rig_make_key("rsa");
-	port = rig_free_port();
-	snprintf(accept, sizeof(accept), "127.0.0.1:%d", port);
 	snprintf(log, sizeof(log), "%s/s_server.log", rig_tmpdir());
-	char *argv[] = { "openssl", "s_server", "-www", "-Verify", "1", "-accept", accept, "-key",
-			 (char *)(uintptr_t)rig_make_key("rsa"), "-cert", (char *)(uintptr_t)rig_cert("rsa"),
-			 "-CAfile", (char *)(uintptr_t)rig_cert("rsa"), NULL };
-	pid_t server = rig_spawn(argv, NULL, log, rig_tmpdir(), 0);
-	if (rig_wait_port(port, server, 10000) != 0) {
-		rig_cat(log);
-		TL_FAIL("s_server did not start");
-	}
+	pid_t server = rig_s_server_verify("rsa", &port, log);
 	run(0, port);
 	heap_need_module("t_heap_curl");
 	int found = run(1, port);

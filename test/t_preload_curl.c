@@ -53,7 +53,7 @@ static int run(const char *mode, int port)
 
 int main(void)
 {
-	char accept[64], log[300];
+	char log[300];
 	int port, found = 0;
 
 	rig_need("openssl");
@@ -64,17 +64,8 @@ int main(void)
 		tl_skip("module built with a sanitizer: curl hangs in setlocale() with the sanitizer runtime "
 			"preloaded, even without the module");
 	rig_make_key("rsa");
-	port = rig_free_port();
-	snprintf(accept, sizeof(accept), "127.0.0.1:%d", port);
 	snprintf(log, sizeof(log), "%s/s_server.log", rig_tmpdir());
-	char *argv[] = { "openssl", "s_server", "-www", "-Verify", "1", "-accept", accept, "-key",
-			 (char *)(uintptr_t)rig_make_key("rsa"), "-cert", (char *)(uintptr_t)rig_cert("rsa"),
-			 "-CAfile", (char *)(uintptr_t)rig_cert("rsa"), NULL };
-	pid_t server = rig_spawn(argv, NULL, log, rig_tmpdir(), 0);
-	if (rig_wait_port(port, server, 10000) != 0) {
-		rig_cat(log);
-		TL_FAIL("s_server did not start");
-	}
+	pid_t server = rig_s_server_verify("rsa", &port, log);
 	run(NULL, port);
 	tl_need_secretmem();
 	found += run("secure", port);
