@@ -41,7 +41,8 @@ char *sm_utoa(size_t v, char *buf);
 void sm_copy(void *dst, const void *src, size_t n);
 /* strnlen without vector registers. */
 size_t sm_strnlen(const char *s, size_t n);
-/* 1 if len bytes at p are all zero (reads without vector registers). */
+/* 1 if len bytes at p are all zero: for freed memory only (it may use
+ * vector registers; slab.c). */
 int sm_is_zero(const void *p, size_t len);
 
 /* ---- alloc.c ---------------------------------------------------------- */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * nosimd.c - the library's own bulk reads of secret bytes: copy, string
- * length, all-zero check.  glibc's memcpy/strnlen use vector registers,
- * which keep up to 512 bytes of the data after they return; one signal
+ * nosimd.c - the library's own bulk reads of secret bytes: copy and string
+ * length.  (The all-zero check of freed memory reads no secret: it is in
+ * slab.c and uses vector registers.)  glibc's memcpy/strnlen use vector
+ * registers, which keep up to 512 bytes of the data after they return; one signal
  * delivery, a lazily bound call or a core dump then writes them to ordinary
  * memory.  These routines never touch a vector register: the Makefile
  * builds this file with -mgeneral-regs-only where the compiler has it
@@ -39,32 +40,4 @@ size_t sm_strnlen(const char *s, size_t n)
 	while (i < n && p[i])
 		i++;
 	return i;
-}
-
-/*
- * Four independent accumulators, 32 bytes per step: loads issue in parallel
- * (twice the speed of one volatile word at a time on the 16 KiB class).  An
- * OR reduction has no library function for the compiler to call instead,
- * and this file cannot use vector registers, so plain loads are fine here.
- */
-int sm_is_zero(const void *p, size_t len)
-{
-	const unsigned char *b = p;
-	uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-	size_t i = 0;
-
-	if (((uintptr_t)p & 7) == 0) {
-		const uint64_t *w = p;
-		for (; i + 32 <= len; i += 32) {
-			a0 |= w[i / 8];
-			a1 |= w[i / 8 + 1];
-			a2 |= w[i / 8 + 2];
-			a3 |= w[i / 8 + 3];
-		}
-		for (; i + 8 <= len; i += 8)
-			a0 |= w[i / 8];
-	}
-	for (; i < len; i++)
-		a0 |= b[i];
-	return (a0 | a1 | a2 | a3) == 0;
 }

@@ -86,6 +86,75 @@ void sm_zero(void *p, size_t len)
 	__asm__ __volatile__("" : : "r"(p) : "memory"); /* not a dead store */
 }
 
+/*
+ * The write-after-free check: whether len bytes at p, a freed slot or a
+ * sample of a freed run about to be handed out again, are all zero.  It
+ * reads only memory the allocator zeroed (a non-zero byte is fatal), never
+ * a live secret, so vector registers are fine here, unlike in nosimd.c's
+ * copies: 32 bytes per load, two accumulators, with AVX2 where the CPU has
+ * it (the 16 KiB class is checked four times faster than with 8-byte words).
+ */
+typedef uint64_t sm_vec __attribute__((vector_size(32), may_alias, aligned(1)));
+
+static inline __attribute__((always_inline)) int is_zero_body(const unsigned char *p, size_t len)
+{
+	sm_vec a = { 0, 0, 0, 0 }, b = { 0, 0, 0, 0 };
+	size_t i = 0;
+
+	if (len < 32) {
+		uint64_t w = 0;
+		for (; i + 8 <= len; i += 8)
+			w |= *(const sm_word *)(const void *)(p + i);
+		for (; i < len; i++)
+			w |= p[i];
+		return w == 0;
+	}
+	for (; i + 64 <= len; i += 64) {
+		a |= *(const sm_vec *)(const void *)(p + i);
+		b |= *(const sm_vec *)(const void *)(p + i + 32);
+	}
+	if (i + 32 <= len)
+		a |= *(const sm_vec *)(const void *)(p + i);
+	/* the last 32 bytes, overlapping what was read */
+	b |= *(const sm_vec *)(const void *)(p + len - 32);
+	a |= b;
+	return (a[0] | a[1] | a[2] | a[3]) == 0;
+}
+
+static int is_zero_generic(const unsigned char *p, size_t len)
+{
+	return is_zero_body(p, len);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+static int have_avx2;
+
+__attribute__((target("avx2"))) static int is_zero_avx2(const unsigned char *p, size_t len)
+{
+	return is_zero_body(p, len);
+}
+
+static void zero_check_init(void)
+{
+	__builtin_cpu_init();
+	have_avx2 = __builtin_cpu_supports("avx2") != 0;
+}
+
+int sm_is_zero(const void *p, size_t len)
+{
+	return have_avx2 ? is_zero_avx2(p, len) : is_zero_generic(p, len);
+}
+#else
+static void zero_check_init(void)
+{
+}
+
+int sm_is_zero(const void *p, size_t len)
+{
+	return is_zero_generic(p, len);
+}
+#endif
+
 /* ---- metadata memory (ordinary anonymous memory) ----------------------- */
 
 #define META_BLOCK ((size_t)256 << 10)
@@ -1515,6 +1584,7 @@ int sm_slab_init(void)
 		return -ENOSYS; /* pages too large for 2 MiB chunks */
 	for (unsigned i = 0; i < NARENAS; i++)
 		pthread_mutex_init(&arenas[i].lock, NULL);
+	zero_check_init();
 	init_classes(page_size);
 	init_runs(page_size);
 	return 0;

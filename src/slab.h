@@ -239,6 +239,9 @@ int sm_slab_fork_guard(const struct region *r, size_t pg);
  */
 void sm_slab_fork_child(int drop);
 
+/* An 8-byte word at any address (slots are only 4-aligned). */
+typedef uint64_t __attribute__((may_alias, aligned(1))) sm_word;
+
 /* Zero helper that the compiler may not elide (sm_is_zero: internal.h). */
 void sm_zero(void *p, size_t len);
 
