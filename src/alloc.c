@@ -23,16 +23,25 @@
 #include "annotate.h"
 #include "slab.h"
 
+/*
+ * live: blocks of the class this thread allocated minus those it freed
+ * (negative when it frees others' blocks); written by the owner only, read
+ * by secretmem_stats.  It shares the bin's cache line, which malloc and free
+ * touch anyway: per-thread totals in a header line of their own cost a
+ * pair about 7 ns in some processes here (that line and the block's
+ * sharing an L1 set, measured: 5 of 60 processes at 1.9x glibc with them,
+ * 0 of 60 without).
+ */
 struct tbin {
 	uint16_t count, cap;
+	long live;
 	struct slotref *slots;
-};
+} __attribute__((aligned(32))); /* a shift to index, two per cache line */
 
 struct tcache {
 	struct tcache *next, *prev; /* registry, under tc_lock */
 	struct arena *arena;
 	size_t mem_size;
-	long live, bytes;           /* written by the owner thread only */
 	struct tbin bins[SM_NCLASS];
 	struct slotref storage[];
 };
@@ -40,7 +49,7 @@ struct tcache {
 static __thread struct tcache *tls_tc __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tcache tc_list = { &tc_list, &tc_list, NULL, 0, 0, 0, { { 0, 0, NULL } }, {} };
+static struct tcache tc_list = { &tc_list, &tc_list, NULL, 0, { { 0, 0, 0, NULL } }, {} };
 static struct tcache *tc_free; /* memory of exited threads' caches */
 static unsigned next_arena;
 static atomic_long retired_live, retired_bytes; /* of exited threads */
@@ -59,7 +68,7 @@ static uint16_t bin_cap(unsigned cls)
 	if (release_idle)
 		return 0;
 	uint32_t size = sm_class_size[cls];
-	return size <= 256 ? 32 : size <= 2048 ? 16 : 4;
+	return size <= 256 ? 64 : size <= 2048 ? 32 : 4;
 }
 
 /*
@@ -97,8 +106,6 @@ static __attribute__((noinline, cold)) void vg_defined(void *p, size_t n)
  * only (the empty asm keeps the compiler from merging the words into vector
  * code; the stores write zeroes).
  */
-typedef uint64_t __attribute__((may_alias, aligned(4))) sm_word;
-
 static inline int slot_is_zero(const unsigned char *p, uint32_t size)
 {
 	if (size <= 64) {
@@ -133,6 +140,16 @@ static void owner_add(long *field, long v)
 	__atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
+/* This cache's live blocks and bytes (any thread; relaxed reads). */
+static void tcache_counts(const struct tcache *tc, long *live, long *bytes)
+{
+	for (unsigned c = 0; c < SM_NCLASS; c++) {
+		long n = __atomic_load_n(&tc->bins[c].live, __ATOMIC_RELAXED);
+		*live += n;
+		*bytes += n * (long)sm_class_size[c];
+	}
+}
+
 /* ---- fork (the policies live in fork.c) -------------------------------- */
 
 void sm_alloc_fork_lock(void)
@@ -154,8 +171,7 @@ void sm_alloc_fork_child_empty(void)
 	tc_list.next = tc_list.prev = &tc_list;
 	if (tc) {
 		for (unsigned c = 0; c < SM_NCLASS; c++)
-			tc->bins[c].count = 0;
-		tc->live = tc->bytes = 0;
+			tc->bins[c].count = 0, tc->bins[c].live = 0;
 		tc->next = tc_list.next;
 		tc->prev = &tc_list;
 		tc_list.next->prev = tc;
@@ -192,8 +208,10 @@ static void tcache_destroy(void *arg)
 
 	flush_all(tc);
 	pthread_mutex_lock(&tc_lock);
-	atomic_fetch_add(&retired_live, __atomic_load_n(&tc->live, __ATOMIC_RELAXED));
-	atomic_fetch_add(&retired_bytes, __atomic_load_n(&tc->bytes, __ATOMIC_RELAXED));
+	long live = 0, bytes = 0;
+	tcache_counts(tc, &live, &bytes);
+	atomic_fetch_add(&retired_live, live);
+	atomic_fetch_add(&retired_bytes, bytes);
 	tc->prev->next = tc->next;
 	tc->next->prev = tc->prev;
 	tc->next = tc_free;
@@ -303,19 +321,17 @@ static int fallback_forbidden(const struct slab *s)
 
 /* ---- malloc and free ------------------------------------------------------- */
 
-static inline void count_alloc(struct tcache *tc, long bytes)
+static inline void count_alloc(struct tbin *b)
 {
-	owner_add(&tc->live, 1);
-	owner_add(&tc->bytes, bytes);
+	owner_add(&b->live, 1);
 	if (release_idle)
 		atomic_fetch_add(&idle_live, 1);
 }
 
-static inline void count_free(struct tcache *tc, long bytes)
+static inline void count_free(struct tbin *b, long bytes)
 {
-	if (tc) {
-		owner_add(&tc->live, -1);
-		owner_add(&tc->bytes, -bytes);
+	if (b) {
+		owner_add(&b->live, -1);
 	} else { /* a thread without a cache (see secretmem_free) */
 		atomic_fetch_sub(&retired_live, 1);
 		atomic_fetch_sub(&retired_bytes, bytes);
@@ -342,7 +358,7 @@ static void *malloc_large(size_t size, size_t align)
 
 /* Hand out slot r of class cls: still all zero (write-after-free check),
  * then live. */
-static inline __attribute__((always_inline)) void *hand_out(struct tcache *tc, struct slotref r)
+static inline __attribute__((always_inline)) void *hand_out(struct tbin *b, struct slotref r)
 {
 	struct slab *s = r.slab;
 	unsigned idx = (unsigned)(((uint64_t)(r.p - s->start) * s->inv) >> 40);
@@ -353,7 +369,7 @@ static inline __attribute__((always_inline)) void *hand_out(struct tcache *tc, s
 		sm_fatal("freed block was modified (write after free)");
 	atomic_store_explicit((_Atomic uint8_t *)&s->state[idx], SLOT_LIVE, memory_order_relaxed);
 	VG_MALLOC(r.p, s->size);
-	count_alloc(tc, s->size);
+	count_alloc(b);
 	return r.p;
 }
 
@@ -397,7 +413,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
 			return NULL;
 		}
 	}
-	return hand_out(tc, r);
+	return hand_out(b, r);
 }
 
 SM_API void *secretmem_malloc(size_t size)
@@ -410,7 +426,7 @@ SM_API void *secretmem_malloc(size_t size)
 	struct tbin *b = &tc->bins[sm_size_class(size)];
 	if (SM_UNLIKELY(!b->count))
 		return malloc_slow(size);
-	return hand_out(tc, b->slots[--b->count]);
+	return hand_out(b, b->slots[--b->count]);
 }
 
 /* Classify p for free/realloc/usable_size: fatal unless a live block. */
@@ -457,7 +473,7 @@ static inline __attribute__((always_inline)) void free_small(struct tcache *tc, 
 		b->slots[b->count].p = p;
 		b->slots[b->count++].slab = s;
 	}
-	count_free(tc, s->size);
+	count_free(b, s->size);
 }
 
 static void free_block(struct tcache *tc, void *p, const struct blockref *ref)
@@ -653,8 +669,7 @@ SM_API int secretmem_stats(struct secretmem_stats *st)
 	long live = atomic_load(&retired_live), bytes = atomic_load(&retired_bytes);
 	pthread_mutex_lock(&tc_lock);
 	for (struct tcache *tc = tc_list.next; tc != &tc_list; tc = tc->next) {
-		live += __atomic_load_n(&tc->live, __ATOMIC_RELAXED);
-		bytes += __atomic_load_n(&tc->bytes, __ATOMIC_RELAXED);
+		tcache_counts(tc, &live, &bytes);
 	}
 	pthread_mutex_unlock(&tc_lock);
 	sm_counters_get(&c);
