@@ -623,7 +623,9 @@ enum {
 	W_PS_FRESH, W_PS_WARM, W_PS_CHURN, W_PS_TRIM, W_PS_FORK,
 	/* the same, measured again right after (the state's steady cost) */
 	W_CH2_FRESH, W_CH2_WARM, W_CH2_CHURN, W_CH2_TRIM, W_CH2_FORK,
-	W_PS2_FRESH, W_PS2_WARM, W_PS2_CHURN, W_PS2_TRIM, W_PS2_FORK, NWORK
+	W_PS2_FRESH, W_PS2_WARM, W_PS2_CHURN, W_PS2_TRIM, W_PS2_FORK,
+	/* chains: CHAIN_STEADY more after that, timed together */
+	W_CH3_FRESH, W_CH3_WARM, W_CH3_CHURN, W_CH3_TRIM, W_CH3_FORK, NWORK
 };
 
 /* One run of one workload by one allocator: per operation, except aux. */
@@ -980,12 +982,8 @@ static int child_init(int a, size_t arena)
 }
 
 /* 6: one chain 16 B -> 64 KiB by doubling, each new part written. */
-static void chain_once(int a, double *out)
+static void chain_body(const struct allocator *al)
 {
-	const struct allocator *al = &allocs[a];
-
-	count_maps = a == A_SECRETMEM;
-	timer_start();
 	size_t n = 16;
 	unsigned char *p = al->alloc(n);
 	if (!p)
@@ -1001,11 +999,33 @@ static void chain_once(int a, double *out)
 		n *= 2;
 	}
 	al->release(p, n);
-	out[1] = timer_stop();
-	out[0] = last_cpu;
-	out[2] = last_faults;
-	out[3] = last_maps;
+}
+
+/* k chains in one timed run; per chain. */
+static void chains_timed(int a, double *out, int k)
+{
+	count_maps = a == A_SECRETMEM;
+	timer_start();
+	for (int i = 0; i < k; i++)
+		chain_body(&allocs[a]);
+	out[1] = timer_stop() / k;
+	out[0] = last_cpu / k;
+	out[2] = last_faults / k;
+	out[3] = last_maps / k;
 	count_maps = 0;
+}
+
+static void chain_once(int a, double *out)
+{
+	chains_timed(a, out, 1);
+}
+
+#define CHAIN_STEADY 10 /* chains timed together for the steady state */
+#define CHAIN_STEADY_STR "10"
+
+static void chain_steady(int a, double *out)
+{
+	chains_timed(a, out, CHAIN_STEADY);
 }
 
 /* The churn of 5 for n operations, then every block freed. */
@@ -1033,11 +1053,14 @@ static void pairs_once(int a, double *out)
  * 6 in one state: the chain (what = chain_once) or the pairs (pairs_once),
  * after the state is set up in this fresh process; then once more (the
  * first run pays what the state left to do: first touch of pages, new
- * mappings; the second is the state's steady cost).  Prints 8 figures.
+ * mappings), and with then (chains) CHAIN_STEADY more in one timed run (the
+ * state's steady cost).  Prints 4 figures per run: 8, or 12 with then.
  */
-static int child_state(int a, const char *state, void (*measure)(int, double *))
+static int child_state(int a, const char *state, void (*measure)(int, double *),
+		       void (*then)(int, double *))
 {
-	double out[8];
+	double out[12];
+	int nout = then ? 12 : 8;
 
 	child_init(a, OSSL_ARENA);
 	if (strcmp(state, "fresh") != 0)
@@ -1057,6 +1080,8 @@ static int child_state(int a, const char *state, void (*measure)(int, double *))
 		if (pid == 0) {
 			measure(a, out);
 			measure(a, out + 4);
+			if (then)
+				then(a, out + 8);
 			_exit(write(fd[1], out, sizeof(out)) == (ssize_t)sizeof(out) ? 0 : 1);
 		}
 		close(fd[1]);
@@ -1070,9 +1095,12 @@ static int child_state(int a, const char *state, void (*measure)(int, double *))
 	} else {
 		measure(a, out);
 		measure(a, out + 4);
+		if (then)
+			then(a, out + 8);
 	}
-	printf("%.4f %.4f %.6f %.6f %.4f %.4f %.6f %.6f\n", out[0], out[1], out[2], out[3], out[4], out[5],
-	       out[6], out[7]);
+	for (int i = 0; i < nout; i++)
+		printf(i % 4 < 2 ? "%s%.4f" : "%s%.6f", i ? " " : "", out[i]);
+	printf("\n");
 	return 0;
 }
 
@@ -1403,9 +1431,9 @@ static int child_main(int argc, char **argv)
 	if (strcmp(argv[2], "memlock") == 0)
 		return child_memlock(a);
 	if (strcmp(argv[2], "chain") == 0 && argc >= 5)
-		return child_state(a, argv[4], chain_once);
+		return child_state(a, argv[4], chain_once, chain_steady);
 	if (strcmp(argv[2], "pairstate") == 0 && argc >= 5)
-		return child_state(a, argv[4], pairs_once);
+		return child_state(a, argv[4], pairs_once, NULL);
 	if (strcmp(argv[2], "grow") == 0)
 		return child_grow(a);
 	if (strcmp(argv[2], "sweep") == 0 && argc >= 5)
@@ -1440,7 +1468,7 @@ static void note_child_fail(const char *what, int a, const char *status)
 /* 6, 7 and 8, in rounds of fresh processes, the allocators taking turns. */
 static void measure_children(void)
 {
-	double out[8];
+	double out[12];
 	char st[48], arg[32];
 
 	for (int r = 0; r < opt.child_rounds; r++) {
@@ -1451,15 +1479,17 @@ static void measure_children(void)
 				int a = (i + r) % NALLOC;
 				if (!allocs[a].available)
 					continue;
-				struct sample s = { NAN, NAN, NAN, NAN, NAN, NAN }, s2 = s;
-				if (run_child("chain", allocs[a].name, chain_state[c], out, 8, st, sizeof(st)) == 8) {
+				struct sample s = { NAN, NAN, NAN, NAN, NAN, NAN }, s2 = s, s3 = s;
+				if (run_child("chain", allocs[a].name, chain_state[c], out, 12, st, sizeof(st)) == 12) {
 					s = (struct sample){ out[0], out[1], out[2], out[3], NAN, NAN };
 					s2 = (struct sample){ out[4], out[5], out[6], out[7], NAN, NAN };
+					s3 = (struct sample){ out[8], out[9], out[10], out[11], NAN, NAN };
 				} else {
 					note_child_fail("chain", a, st);
 				}
 				add_sample(W_CH_FRESH + c, a, s);
 				add_sample(W_CH2_FRESH + c, a, s2);
+				add_sample(W_CH3_FRESH + c, a, s3);
 			}
 			/* the pair in the same states: the four fastest allocators */
 			for (int i = 0; i < NALLOC; i++) {
@@ -1746,7 +1776,8 @@ static void print_table(void)
 		char title[160];
 		snprintf(title, sizeof(title), "%s; first chain", ch_title[c]);
 		timed_rows(W_CH_FRESH + c, title, 0, 1, 1000);
-		timed_rows(W_CH2_FRESH + c, "    the next chain", 2, 1, 1000);
+		timed_rows(W_CH2_FRESH + c, "    the next chain", 0, 1, 1000);
+		timed_rows(W_CH3_FRESH + c, "    then " CHAIN_STEADY_STR " chains timed together (steady state), per chain", 2, 1, 1000);
 	}
 	static const char *const ps_title[] = {
 		"6b pair 32 B in the same states, ns: in a fresh process",
@@ -1845,8 +1876,15 @@ static void print_notes(void)
 	       "  6b %d pairs in a fresh child per round and state, set up as for the chain\n"
 	       "  (secretmem, glibc, mimalloc and jemalloc only).  6 and 6b run twice in the\n"
 	       "  same process after the state is set up: the first run pays what the state\n"
-	       "  left to do (first touch of pages, new mappings: reported, no target), the\n"
-	       "  next one is the state's steady cost (the target).\n", STATE_PAIRS);
+	       "  left to do (first touch of pages, new mappings: reported, no target); for\n"
+	       "  6b the next one is the state's steady cost (the target).  6 then times %d\n"
+	       "  more chains together, per chain: the steady cost (the target).  A single\n"
+	       "  chain (~3 us) carries the timer's own cost (~2 us of CPU clock and rusage\n"
+	       "  system calls here) and, for secretmem right after new secret pages were\n"
+	       "  faulted, what those faults cost the next accesses (each removes a page from\n"
+	       "  the kernel's direct map and flushes TLBs on every CPU; faulting 8 unrelated\n"
+	       "  secret pages before a warm chain made it 1.2-1.7x slower); no target.\n",
+	       STATE_PAIRS, CHAIN_STEADY);
 	printf("  7 the floor is measured in the same process before the growth: %d fresh\n"
 	       "  pages of one memfd_secret mapping, one byte written in each; x floor is the\n"
 	       "  per-round ratio of secretmem's ns per secret to it.  sodium and naive-memfd\n"
@@ -1887,6 +1925,7 @@ static const char *const work_name[NWORK] = {
 	"pair-fresh", "pair-warm", "pair-churn", "pair-trim", "pair-fork",
 	"chain-fresh-next", "chain-warm-next", "chain-churn-next", "chain-trim-next", "chain-fork-next",
 	"pair-fresh-next", "pair-warm-next", "pair-churn-next", "pair-trim-next", "pair-fork-next",
+	"chain-fresh-steady", "chain-warm-steady", "chain-churn-steady", "chain-trim-steady", "chain-fork-steady",
 };
 
 static void write_csv(const char *path)
