@@ -24,6 +24,23 @@
 #include "slab.h"
 
 /*
+ * glibc's flag (2.32+): the process has had no second thread (pthread_create
+ * clears it before the thread exists; it never comes back).  While it is
+ * set no other thread can free a block at the same time, so free's
+ * double-free check needs no atomic step (glibc's malloc relies on the same
+ * flag).  Without it the check is always atomic.
+ */
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define SM_SINGLE_THREADED() (__libc_single_threaded != 0)
+#endif
+#endif
+#ifndef SM_SINGLE_THREADED
+#define SM_SINGLE_THREADED() 0
+#endif
+
+/*
  * live: blocks of the class this thread allocated minus those it freed
  * (negative when it frees others' blocks); written by the owner only, read
  * by secretmem_stats.  It shares the bin's cache line, which malloc and free
@@ -455,11 +472,21 @@ static __attribute__((noinline)) void give_back(void *p, struct slab *s)
 /* Free the live-or-not small slot idx of slab s at p (fatal if not live). */
 static inline __attribute__((always_inline)) void free_small(struct tcache *tc, void *p, struct slab *s, unsigned idx)
 {
+	_Atomic uint8_t *state = (_Atomic uint8_t *)&s->state[idx];
 	uint8_t expected = SLOT_LIVE;
-	/* one atomic step: two threads freeing the same block cannot both win */
-	if (!atomic_compare_exchange_strong_explicit((_Atomic uint8_t *)&s->state[idx], &expected, SLOT_CACHED,
-						     memory_order_relaxed, memory_order_relaxed))
+
+	if (SM_SINGLE_THREADED()) {
+		/* one thread: nobody else can free it meanwhile (a locked
+		 * compare-exchange costs ~12 % of a batch of frees here) */
+		if (SM_UNLIKELY(atomic_load_explicit(state, memory_order_relaxed) != SLOT_LIVE))
+			sm_fatal("double free");
+		atomic_store_explicit(state, SLOT_CACHED, memory_order_relaxed);
+	} else if (!atomic_compare_exchange_strong_explicit(state, &expected, SLOT_CACHED, memory_order_relaxed,
+							     memory_order_relaxed)) {
+		/* one atomic step: two threads freeing the same block cannot
+		 * both win */
 		sm_fatal("double free");
+	}
 	slot_zero(p, s->size);
 	VG_FREE(p);
 	SM_POISON(p, s->size);

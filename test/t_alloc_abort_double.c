@@ -2,7 +2,9 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_abort_double - a double free is fatal at once: SIGABRT and the
- * exact line "secretmem: fatal: double free".
+ * exact line "secretmem: fatal: double free".  The first cases run in a
+ * process that never had a second thread (free's plain check), the last one
+ * after a thread was created (free's atomic step).
  */
 #include <pthread.h>
 #include <string.h>
