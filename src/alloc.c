@@ -117,7 +117,8 @@ static __attribute__((noinline, cold)) void vg_defined(void *p, size_t n)
 #endif
 
 /*
- * The zero check and the zeroing of a small slot, inline for the classes up
+ * The zero check (every byte up to SM_CHECK_FULL_MAX, a sample above: see
+ * slab.h) and the zeroing of a small slot, inline for the classes up
  * to 64 bytes (16 to 64, multiples of 4, slots 4-aligned): a few word loads
  * or stores at overlapping offsets instead of a call.  General registers
  * only (the empty asm keeps the compiler from merging the words into vector
@@ -136,7 +137,9 @@ static inline int slot_is_zero(const unsigned char *p, uint32_t size)
 			a |= a0[2] | a0[3] | a1[-2] | a1[-1];
 		return a == 0;
 	}
-	return sm_is_zero(p, size);
+	if (size <= SM_CHECK_FULL_MAX)
+		return sm_is_zero(p, size);
+	return sm_sample_zero(p, size);
 }
 
 static inline void slot_zero(unsigned char *p, uint32_t size)

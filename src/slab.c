@@ -1060,10 +1060,12 @@ static int run_carve(unsigned rc, int secret_only, struct slab **out)
 	return 0;
 }
 
-/* A cheap write-after-free check of a reused run's block: SAMPLE bytes at
- * its start, at its end, and at the start of each page inside it. */
-static int sample_zero(const unsigned char *p, size_t len)
+/* A cheap write-after-free check of a reused block (a run's, a kept
+ * region's, a small slot above SM_CHECK_FULL_MAX): SAMPLE bytes at its start,
+ * at its end, and at the start of each page that begins inside it. */
+int sm_sample_zero(const void *block, size_t len)
 {
+	const unsigned char *p = block;
 	size_t k = len < SAMPLE ? len : SAMPLE;
 
 	if (!sm_is_zero(p, k) || !sm_is_zero(p + len - k, k))
@@ -1120,7 +1122,7 @@ static int run_alloc(size_t use, size_t align, void **out, size_t *usable)
 	unsigned char *end = run_end(s);
 	unsigned char *start = (unsigned char *)(((uintptr_t)end - use) & ~((uintptr_t)align - 1));
 	SM_SHOW(start, (size_t)(end - start));
-	if (!sample_zero(start, (size_t)(end - start)))
+	if (!sm_sample_zero(start, (size_t)(end - start)))
 		sm_fatal("freed block was modified (write after free)");
 	run_place(s, use, align);
 	*out = s->start;
@@ -1287,7 +1289,7 @@ static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
 	if (l) {
 		unsigned char *at = large_place(&l->reg, use, align), *end = l->reg.data + l->reg.size;
 		SM_SHOW(at, (size_t)(end - at));
-		if (!sample_zero(at, (size_t)(end - at)))
+		if (!sm_sample_zero(at, (size_t)(end - at)))
 			sm_fatal("freed block was modified (write after free)");
 	} else {
 		l = meta_alloc(sizeof(*l));

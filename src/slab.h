@@ -242,6 +242,16 @@ void sm_slab_fork_child(int drop);
 /* An 8-byte word at any address (slots are only 4-aligned). */
 typedef uint64_t __attribute__((may_alias, aligned(1))) sm_word;
 
+/*
+ * The write-after-free check of a freed block handed out again: every byte
+ * of a small slot up to SM_CHECK_FULL_MAX bytes; above, a sample (its first
+ * and last 64 bytes and the first 64 bytes of every page that begins inside
+ * it).  Reading a whole cold slot cost the random 16-512 B workload ~16 ns
+ * per operation (1.07x -> 1.54x glibc+bzero), the sample ~5.
+ */
+#define SM_CHECK_FULL_MAX 128u
+int sm_sample_zero(const void *p, size_t len);
+
 /* Zero helper that the compiler may not elide (sm_is_zero: internal.h). */
 void sm_zero(void *p, size_t len);
 

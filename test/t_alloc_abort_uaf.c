@@ -5,12 +5,16 @@
  * is handed out again (the next malloc of the class in the same thread reuses
  * the most recently freed slot): SIGABRT and the exact line
  * "secretmem: fatal: freed block was modified (write after free)".
+ * Slots up to 128 bytes: any byte; larger ones: a byte of the sample (the
+ * first and last 64 bytes, the first 64 bytes of each page that begins
+ * inside the block; t_alloc_uaf_sample holds what lies outside it).
  */
 #include <string.h>
 #include "secretmem.h"
 #include "tlib.h"
 
 #define MSG "secretmem: fatal: freed block was modified (write after free)"
+#define PAGE_START ((size_t)-1)
 
 struct c {
 	size_t size, off;
@@ -23,9 +27,16 @@ static int run(void *arg)
 
 	if (!p)
 		return 2;
+	size_t off = c->off;
+	if (off == PAGE_START) /* 10 bytes into the first page that begins after p */
+		off = (size_t)(((uintptr_t)p / 4096 + 1) * 4096 - (uintptr_t)p) + 10;
+	if (off >= secretmem_usable_size(p)) {
+		printf("no page begins inside the %zu-byte block at %p\n", c->size, (void *)p);
+		return 6;
+	}
 	secretmem_free(p);
-	tl_unpoison(p + c->off, 1);
-	p[c->off] = 1;
+	tl_unpoison(p + off, 1);
+	p[off] = 1;
 	/* malloc the class until p comes back: that one must be fatal */
 	for (int i = 0; i < 100000; i++) {
 		unsigned char *q = secretmem_malloc(c->size);
@@ -45,15 +56,21 @@ static int run(void *arg)
 int main(void)
 {
 	static struct c cases[] = {
-		{ 32, 0 }, { 32, 31 }, { 48, 17 }, { 20, 19 }, { 1, 15 }, { 512, 256 }, { 4096, 4095 }, { 16384, 8000 },
+		{ 32, 0 }, { 32, 31 }, { 48, 17 }, { 20, 19 }, { 1, 15 }, { 100, 57 }, { 128, 70 }, { 129, 0 },
+		{ 129, 159 }, { 512, 0 }, { 512, 63 }, { 512, 448 }, { 512, 511 }, { 4096, 4095 }, { 5120, PAGE_START },
+		{ 16384, 8192 + 33 }, { 16384, 12288 },
 	};
 	char name[128];
 
 	/* any backend: the secret one here, the fallback under valgrind */
 	printf("backend: %s\n", secretmem_backend_name(secretmem_default_backend()));
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		snprintf(name, sizeof(name), "write after free at byte %zu of a %zu-byte block", cases[i].off,
-			 cases[i].size);
+		if (cases[i].off == PAGE_START)
+			snprintf(name, sizeof(name), "write after free 10 bytes into a page inside a %zu-byte block",
+				 cases[i].size);
+		else
+			snprintf(name, sizeof(name), "write after free at byte %zu of a %zu-byte block", cases[i].off,
+				 cases[i].size);
 		tl_expect_fatal(name, run, &cases[i], MSG);
 	}
 	return TL_PASS;
