@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * t_alloc_fault_regime - the memory-lock regime the library probes (in the
+ * child of its first memfd_secret call) agrees with the kernel: a chunk's
+ * mapping is VM_LOCKED ("lo" in /proc/self/smaps VmFlags) exactly when the
+ * probe said "charged at mmap time", and not locked when it said "charged at
+ * fault time".  A kernel with secret memory and no sandbox gives an answer.
+ */
+#include <errno.h>
+#include <string.h>
+#include "internal.h"
+#include "tlib.h"
+
+int main(void)
+{
+	if (tl_under_valgrind())
+		tl_skip("valgrind runs no clone() child: the regime is not probed under it");
+	tl_need_secretmem();
+	unsigned char *p = secretmem_malloc(32);
+	TL_CHECK(p, "malloc: %s", strerror(errno));
+	TL_CHECK(secretmem_default_backend() == SECRETMEM_BACKEND_SECRET, "the allocator does not use secret memory");
+	int lo = tl_has_vmflag(p, "lo"), regime = sm_fault_regime();
+	TL_CHECK(lo >= 0, "smaps VmFlags of the chunk: %s", strerror(-lo));
+	printf("probed regime %d (1 mmap-time, 2 fault-time, 0 unknown); chunk VmFlags %s 'lo'\n", regime,
+	       lo ? "show" : "do not show");
+	TL_CHECK(regime != SM_REGIME_UNKNOWN, "the probe gave no answer on a kernel with secret memory");
+	TL_CHECK(regime == (lo ? SM_REGIME_MMAP : SM_REGIME_FAULT),
+		 "probed regime %d, but the chunk's mapping is%s VM_LOCKED", regime, lo ? "" : " not");
+	secretmem_free(p);
+	printf("ok: the probed regime matches the chunk's VmFlags\n");
+	return TL_PASS;
+}
