@@ -110,6 +110,8 @@ int sm_fault_regime(void);
  * sm_fault_regime() return regime from now on; any other value (-1) returns
  * to the probed one.  Returns the previous forced value or -1. */
 int sm_fault_regime_force(int regime);
+/* Tests: regime probes asked of memfd_secret children so far. */
+int sm_fault_regime_probes(void);
 
 /* ---- os.c ------------------------------------------------------------- */
 

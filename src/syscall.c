@@ -203,6 +203,7 @@ void sm_memlock_figures(int *unlimited, size_t *limit, size_t *locked)
 static atomic_int regime_state = REGIME_UNPROBED;
 static atomic_int regime_tries;
 static atomic_int regime_forced = -1; /* tests: sm_fault_regime_force */
+static atomic_int regime_probes;      /* tests: sm_fault_regime_probes */
 
 struct child_call {
 	volatile int result;
@@ -428,6 +429,11 @@ int sm_fault_regime(void)
 	return r == REGIME_UNPROBED ? SM_REGIME_UNKNOWN : r;
 }
 
+int sm_fault_regime_probes(void)
+{
+	return atomic_load(&regime_probes);
+}
+
 int sm_fault_regime_force(int regime)
 {
 	int old = atomic_exchange(&regime_forced, regime >= SM_REGIME_UNKNOWN && regime <= SM_REGIME_FAULT ? regime : -1);
@@ -440,6 +446,8 @@ static int memfd_in_child(void)
 	struct child_call c = { CHILD_KILLED, regime_wanted(), os_page_size(), CHILD_KILLED, -1, 0 };
 	int saved = errno, status, slot = child_stack_take();
 
+	if (c.probe)
+		atomic_fetch_add_explicit(&regime_probes, 1, memory_order_relaxed);
 	/* the caller waits (CLONE_VFORK) until the child exits */
 	long pid = sm_clone()(memfd_child, child_stack[slot] + CHILD_STACK_SIZE,
 			      CLONE_VM | CLONE_VFORK | CLONE_FILES, &c);
