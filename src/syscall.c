@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * syscall.c - the memfd_secret(2) wrapper, the support probe and the reads
- * of /proc/self/status the library needs (seccomp state, locked memory).
+ * syscall.c - the memfd_secret(2) wrapper, the support probe, the probe of
+ * the kernel's memory-lock regime and the reads of /proc/self/status the
+ * library needs (seccomp state, locked memory).
  *
  * Re-entrancy: nothing here calls malloc, stdio or a cancellation point.
  * /proc is read with raw openat/read/close system calls into stack buffers,
@@ -15,7 +16,9 @@
  * shares the address space and file table with the caller
  * (clone(CLONE_VM | CLONE_VFORK | CLONE_FILES)), with SIGSYS at its default
  * action: a filter that kills or traps then ends the child, never the
- * caller.  See memfd_guarded().
+ * caller.  See memfd_guarded().  The regime probe runs in that child too, so
+ * its mmap/madvise/munmap (raw system calls, like everything the child does)
+ * are the only ones outside os.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -214,12 +217,6 @@ struct child_call {
 	volatile long probe_map; /* out: the probe's mapping while it exists  */
 };
 
-/*
- * The child: same memory, same file table, its own signal handlers (no
- * CLONE_SIGHAND).  Raw system calls only; nothing here touches the
- * caller's state except the result.  Not instrumented by sanitizers: it
- * runs on a stack they do not know, with the caller's thread pointer.
- */
 #ifdef SM_NR_MEMFD_SECRET
 #ifndef MADV_COLD
 #define MADV_COLD 20
@@ -277,6 +274,12 @@ static void regime_probe(struct child_call *c)
 }
 #endif
 
+/*
+ * The child: same memory, same file table, its own signal handlers (no
+ * CLONE_SIGHAND).  Raw system calls only; nothing here touches the
+ * caller's state except the result.  Not instrumented by sanitizers: it
+ * runs on a stack they do not know, with the caller's thread pointer.
+ */
 #if defined(__clang__) || defined(__GNUC__)
 __attribute__((no_sanitize_address, no_sanitize_thread, noinline))
 #endif
@@ -375,13 +378,6 @@ void sm_memfd_after_fork(void)
 		atomic_store_explicit(&child_stack_busy[i], 0, memory_order_relaxed);
 }
 
-/*
- * memfd_secret(O_CLOEXEC) in a child: the new fd (in the shared table) or
- * -errno; -EPERM when the child was killed (a filter's KILL or TRAP action);
- * -EAGAIN when no child could be made (RLIMIT_NPROC, the kernel's task
- * limit, or memory): a transient failure that says nothing about secret
- * memory, never a reason to use the fallback.
- */
 /* Probe the regime in this call's child?  While none has answered, up to
  * REGIME_TRIES times (two racing first calls may both probe: the answers
  * agree).  Costs nothing once answered. */
@@ -436,11 +432,19 @@ int sm_fault_regime_probes(void)
 
 int sm_fault_regime_force(int regime)
 {
-	int old = atomic_exchange(&regime_forced, regime >= SM_REGIME_UNKNOWN && regime <= SM_REGIME_FAULT ? regime : -1);
+	int valid = regime >= SM_REGIME_UNKNOWN && regime <= SM_REGIME_FAULT;
 
-	return old;
+	return atomic_exchange(&regime_forced, valid ? regime : -1);
 }
 
+/*
+ * memfd_secret(O_CLOEXEC) in a child: the new fd (in the shared table) or
+ * -errno; -EPERM when the child was killed (a filter's KILL or TRAP action);
+ * -EAGAIN when no child could be made (RLIMIT_NPROC, the kernel's task
+ * limit, or memory): a transient failure that says nothing about secret
+ * memory, never a reason to use the fallback.  Until the memory-lock regime
+ * is known, the child also probes it (regime_probe) after its call.
+ */
 static int memfd_in_child(void)
 {
 	struct child_call c = { CHILD_KILLED, regime_wanted(), os_page_size(), CHILD_KILLED, -1, 0 };
@@ -486,7 +490,8 @@ static int memfd_guarded(void)
 #ifdef SM_VALGRIND
 	/* valgrind runs no clone() but a thread's, and exits on ours; it
 	 * does not pass this call to the kernel either (ENOSYS: the fallback),
-	 * so no filter can act on it and the call is made in-process */
+	 * so no filter can act on it and the call is made in-process (no
+	 * regime probe: it stays unknown) */
 	if (RUNNING_ON_VALGRIND)
 		return raw_memfd_secret(O_CLOEXEC);
 #endif
