@@ -95,6 +95,24 @@ size_t sm_locked_bytes(void);
 /* RLIMIT_MEMLOCK: unlimited (infinite or CAP_IPC_LOCK), the soft limit
  * (SIZE_MAX if infinite) and the locked bytes (read only when limited). */
 void sm_memlock_figures(int *unlimited, size_t *limit, size_t *locked);
+/*
+ * The kernel's memory-lock regime for secret memory, probed once per process
+ * in the child of the first memfd_secret call (KERNEL-FACTS.md):
+ *   SM_REGIME_MMAP   the mapping is VM_LOCKED, charged at mmap: a page of a
+ *                    mapping that exists can be touched from user space
+ *   SM_REGIME_FAULT  charged per page at fault time: a user-space touch past
+ *                    RLIMIT_MEMLOCK raises SIGBUS, a kernel-side one EFAULT
+ *   SM_REGIME_UNKNOWN not probed (yet, or under valgrind), or no answer
+ * Only SM_REGIME_MMAP lets new pages be faulted in from user space.
+ */
+enum { SM_REGIME_UNKNOWN = 0, SM_REGIME_MMAP = 1, SM_REGIME_FAULT = 2 };
+int sm_fault_regime(void);
+/* Tests (through the static library, not exported by the .so): make
+ * sm_fault_regime() return regime from now on; any other value (-1) returns
+ * to the probed one.  Returns the previous forced value or -1. */
+int sm_fault_regime_force(int regime);
+/* Tests: regime probes asked of memfd_secret children so far. */
+int sm_fault_regime_probes(void);
 
 /* ---- os.c ------------------------------------------------------------- */
 
@@ -102,8 +120,8 @@ enum os_op {
 	OS_OP_MMAP = 0,   /* every mmap/mremap of the OS layer            */
 	OS_OP_MEMFD,      /* memfd_secret(2)                               */
 	OS_OP_FTRUNCATE,  /* ftruncate(2) on a secret fd                   */
-	OS_OP_FAULT_IN,   /* faulting new pages in (secret: kernel-side read,
-	                     fallback: mlock)                              */
+	OS_OP_FAULT_IN,   /* faulting new pages in (secret: kernel-side read
+	                     or user-space touch, fallback: mlock)         */
 	OS_OP_COUNT
 };
 
@@ -147,11 +165,18 @@ int os_advise(void *addr, size_t len, int advice);
 int os_truncate(int fd, size_t len);
 int os_lock(void *addr, size_t len);
 /*
- * Fault [addr, addr+len) of a secret mapping in from the kernel side (a read
- * from /dev/zero into it), so that a refused memory-lock charge (newer
- * kernels) becomes -ENOMEM instead of SIGBUS in user space.
+ * Fault [addr, addr+len) of a fresh (all-zero) secret mapping in.  touch 0:
+ * from the kernel side (a read from /dev/zero into it), so that a refused
+ * memory-lock charge (fault-time regime) becomes -ENOMEM instead of SIGBUS
+ * in user space.  touch 1 (only in the mmap-time regime, whose charge was
+ * taken by the mmap): one write of 0 per page from user space, which spares
+ * the system calls, the kernel's second write of each page and a second
+ * exit on the first access.  Both paths pass the OS_OP_FAULT_IN injection.
  */
-int os_fault_in_secret(void *addr, size_t len);
+int os_fault_in_secret(void *addr, size_t len, int touch);
+/* Tests: pages faulted in by os_fault_in_secret since process start, by
+ * user-space touch and from the kernel side. */
+void sm_fault_in_counts(size_t *touched, size_t *kernel);
 
 /* ---- region.c --------------------------------------------------------- */
 

@@ -280,12 +280,43 @@ int os_lock(void *addr, size_t len)
 	return rc;
 }
 
-int os_fault_in_secret(void *addr, size_t len)
+static atomic_size_t fault_touched, fault_kernel;
+
+void sm_fault_in_counts(size_t *touched, size_t *kernel)
+{
+	*touched = atomic_load(&fault_touched);
+	*kernel = atomic_load(&fault_kernel);
+}
+
+/* One write of 0 per page: the pages are fresh, so already zero.  Not
+ * instrumented: the allocator poisons unused slot memory for
+ * AddressSanitizer, and this is the page's first touch, not a use. */
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address, noinline))
+#endif
+static void touch_pages(unsigned char *p, size_t len, size_t ps)
+{
+	for (size_t off = 0; off < len; off += ps)
+		*(volatile unsigned char *)(p + off) = 0;
+}
+
+int os_fault_in_secret(void *addr, size_t len, int touch)
 {
 	int saved = errno, rc = os_injected(OS_OP_FAULT_IN);
+	size_t ps = os_page_size();
 
 	if (rc)
 		return rc;
+	if (touch) {
+		/* mmap-time regime: the memory-lock charge was taken (or
+		 * refused) by the mmap, so this touch cannot raise SIGBUS for
+		 * the limit; a memory cgroup's OOM killer acts on a touch and
+		 * on a read alike */
+		touch_pages(addr, len, ps);
+		atomic_fetch_add_explicit(&fault_touched, (len + ps - 1) / ps, memory_order_relaxed);
+		return 0;
+	}
+	size_t pages = (len + ps - 1) / ps;
 	/*
 	 * The kernel writes the zeroes with copy_to_user: a page whose
 	 * memory-lock charge is refused (kernels with fault-time accounting)
@@ -328,6 +359,8 @@ int os_fault_in_secret(void *addr, size_t len)
 		if (!rc)
 			__builtin_memset(addr, 0, (size_t)(p - (unsigned char *)addr));
 	}
+	if (!rc)
+		atomic_fetch_add_explicit(&fault_kernel, pages, memory_order_relaxed);
 	errno = saved;
 	return rc;
 }

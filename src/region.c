@@ -14,7 +14,10 @@
  *
  * New pages are always faulted in by this layer before anyone touches them
  * (os_fault_in_secret / mlock), so a refused memory-lock charge is an error
- * here and never a SIGBUS later.
+ * here and never a SIGBUS later: from the kernel side (a read from
+ * /dev/zero) unless the kernel is known to charge secret memory at mmap time
+ * (sm_fault_regime), where the mmap took the charge and a user-space touch
+ * of each page is enough.
  *
  * Every live region is on one list so that a fork can apply the policy to
  * its pages (see fork.c).
@@ -251,7 +254,7 @@ int region_fault_to(struct region *r, size_t upto)
 	int rc;
 
 	if (r->backend == SECRETMEM_BACKEND_SECRET)
-		rc = os_fault_in_secret(from, len);
+		rc = os_fault_in_secret(from, len, sm_fault_regime() == SM_REGIME_MMAP);
 	else
 		rc = os_lock(from, len); /* mlock populates */
 	if (rc) {

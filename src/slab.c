@@ -364,7 +364,7 @@ static int fault_to(struct region *r, size_t upto)
 
 /* ---- chunks ------------------------------------------------------------ */
 
-#define FAULT_AHEAD_MAX 32 /* pages faulted beyond the need, at most */
+#define FAULT_AHEAD_MAX 32 /* pages faulted from the kernel side beyond the need, at most */
 #define FIRST_CHUNK_PAGES 16
 
 static pthread_mutex_t pages_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -473,19 +473,25 @@ static long find_pages(const struct chunk *c, size_t n)
 }
 
 /*
- * Under pages_lock: pages [0, end) of c faulted in.  Ahead of the need by as
- * many pages as the chunk has faulted so far (1, 2, 4, ... up to
- * FAULT_AHEAD_MAX): a program that needs one page pays for one (each first
- * touch of a secret page costs tens of microseconds), a growing one makes
- * few system calls.  Exactly what is needed if the memory-lock budget
- * refuses the batch.
+ * Under pages_lock: pages [0, end) of c faulted in.  When new pages are
+ * faulted from user space (the mmap-time regime, see sm_fault_regime):
+ * exactly those, as there are no system calls to amortize and each page
+ * faulted ahead may never be used.  From the kernel side (a read per call),
+ * and for the fallback backend (an mlock per call):
+ * ahead of the need by as many pages as the chunk has faulted so far
+ * (1, 2, 4, ... up to FAULT_AHEAD_MAX), so that a program that needs one
+ * page pays for one (each first touch of a secret page costs tens of
+ * microseconds) and a growing one makes few system calls; exactly what is
+ * needed if the memory-lock budget refuses the batch.
  */
 static int fault_pages(struct chunk *c, size_t endpage)
 {
 	size_t end = endpage << page_shift, have = c->reg.faulted;
 	int rc = 0;
 
-	if (end > have) {
+	if (end > have && c->reg.backend == SECRETMEM_BACKEND_SECRET && sm_fault_regime() == SM_REGIME_MMAP) {
+		rc = fault_to(&c->reg, end);
+	} else if (end > have) {
 		size_t ahead = have < ((size_t)FAULT_AHEAD_MAX << page_shift) ? have
 									   : (size_t)FAULT_AHEAD_MAX << page_shift;
 		size_t batch = end + ahead;

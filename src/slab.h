@@ -7,8 +7,10 @@
  * Memory layout:
  *  - A chunk is one secret region (one memfd_secret file, closed at once) of
  *    up to 2 MiB minus two guard pages, alone in a 2 MiB-aligned granule of
- *    address space.  Its pages are faulted in lazily, from the kernel side,
- *    ahead of the need by as many as it has (at most 32), and carved into
+ *    address space.  Its pages are faulted in lazily (fault_pages): where
+ *    the kernel charged the mapping at mmap time (sm_fault_regime), exactly
+ *    as needed, by a user-space touch; else from the kernel side, ahead of
+ *    the need by as many as it has (at most 32).  They are carved into
  *    slabs and runs.
  *  - A slab is a run of 1..8 pages of one chunk holding slots of one size
  *    class.  Its metadata (slot states, free bitmap) lives in ordinary

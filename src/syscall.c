@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * syscall.c - the memfd_secret(2) wrapper, the support probe and the reads
- * of /proc/self/status the library needs (seccomp state, locked memory).
+ * syscall.c - the memfd_secret(2) wrapper, the support probe, the probe of
+ * the kernel's memory-lock regime and the reads of /proc/self/status the
+ * library needs (seccomp state, locked memory).
  *
  * Re-entrancy: nothing here calls malloc, stdio or a cancellation point.
  * /proc is read with raw openat/read/close system calls into stack buffers,
@@ -15,7 +16,9 @@
  * shares the address space and file table with the caller
  * (clone(CLONE_VM | CLONE_VFORK | CLONE_FILES)), with SIGSYS at its default
  * action: a filter that kills or traps then ends the child, never the
- * caller.  See memfd_guarded().
+ * caller.  See memfd_guarded().  The regime probe runs in that child too, so
+ * its mmap/madvise/munmap (raw system calls, like everything the child does)
+ * are the only ones outside os.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +29,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -185,9 +189,90 @@ void sm_memlock_figures(int *unlimited, size_t *limit, size_t *locked)
 
 #define CHILD_KILLED (-1000000) /* no answer: the child did not return */
 
+/*
+ * The memory-lock regime of the kernel (KERNEL-FACTS.md, "Memory-lock
+ * accounting: two regimes"), probed once per process by the child of the
+ * first memfd_secret call: regime_state holds a final SM_REGIME_* value, or
+ * REGIME_UNPROBED while no probe has answered (none made yet, valgrind, or
+ * only transient failures).  A transient failure (the memory-lock limit
+ * refused the probe's one page, no fd, no memory) leaves it unprobed and
+ * the next memfd_secret call probes again: such a failure means the caller's
+ * own mapping is about to fail too, so the probe's few system calls only
+ * add to calls that fail anyway; REGIME_TRIES bounds a process that stays
+ * there for good.
+ */
+#define REGIME_UNPROBED (-1)
+#define REGIME_TRIES 64
+static atomic_int regime_state = REGIME_UNPROBED;
+static atomic_int regime_tries;
+static atomic_int regime_forced = -1; /* tests: sm_fault_regime_force */
+static atomic_int regime_probes;      /* tests: sm_fault_regime_probes */
+
 struct child_call {
 	volatile int result;
+	int probe;               /* in: probe the regime after the call       */
+	size_t page;             /* in: the page size                         */
+	volatile int regime;     /* out: SM_REGIME_MMAP/FAULT or -errno       */
+	volatile long probe_fd;  /* out: the probe's fd while it is open      */
+	volatile long probe_map; /* out: the probe's mapping while it exists  */
 };
+
+#ifdef SM_NR_MEMFD_SECRET
+#ifndef MADV_COLD
+#define MADV_COLD 20
+#endif
+#ifdef SYS_mmap2 /* 32-bit: SYS_mmap is the old one-argument call there */
+#define SM_NR_MMAP SYS_mmap2
+#else
+#define SM_NR_MMAP SYS_mmap
+#endif
+/*
+ * In the child, after its memfd_secret: which memory-lock regime?  One page
+ * of a second secret file is mapped and given MADV_COLD, which the kernel
+ * refuses with EINVAL on a VM_LOCKED mapping (mm/madvise.c,
+ * can_madv_lru_vma) - the mmap-time regime, whose mapping is VM_LOCKED -
+ * and accepts on the fault-time regime's mapping (0).  MADV_NORMAL first,
+ * which any mapping accepts: a sandbox that refuses madvise outright makes
+ * the answer unknown rather than "locked" (MADV_COLD needs Linux 5.4;
+ * memfd_secret came in 5.14).  Every other failure is -errno.  The fd and
+ * the mapping are noted in c while they exist, so that the caller can
+ * remove them if a filter kills the child half-way.
+ */
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address, no_sanitize_thread, noinline))
+#endif
+static void regime_probe(struct child_call *c)
+{
+	long fd = syscall(SM_NR_MEMFD_SECRET, O_CLOEXEC), m;
+	int r;
+
+	if (fd < 0) {
+		c->regime = -errno;
+		return;
+	}
+	c->probe_fd = fd;
+	if (syscall(SYS_ftruncate, (int)fd, (long)c->page) != 0) {
+		r = -errno;
+	} else if ((m = syscall(SM_NR_MMAP, 0L, (long)c->page, (long)(PROT_READ | PROT_WRITE),
+				(long)MAP_SHARED, fd, 0L)) ==
+		   (long)MAP_FAILED) {
+		r = -errno;
+	} else {
+		c->probe_map = m;
+		if (syscall(SYS_madvise, m, (long)c->page, (long)MADV_NORMAL) != 0)
+			r = -errno;
+		else if (syscall(SYS_madvise, m, (long)c->page, (long)MADV_COLD) == 0)
+			r = SM_REGIME_FAULT;
+		else
+			r = errno == EINVAL ? SM_REGIME_MMAP : -errno;
+		syscall(SYS_munmap, m, (long)c->page);
+		c->probe_map = 0;
+	}
+	syscall(SYS_close, (int)fd);
+	c->probe_fd = -1;
+	c->regime = r;
+}
+#endif
 
 /*
  * The child: same memory, same file table, its own signal handlers (no
@@ -217,6 +302,8 @@ static int memfd_child(void *arg)
 #ifdef SM_NR_MEMFD_SECRET
 	long fd = syscall(SM_NR_MEMFD_SECRET, O_CLOEXEC);
 	c->result = fd >= 0 ? (int)fd : -errno;
+	if (fd >= 0 && c->probe)
+		regime_probe(c);
 #else
 	c->result = -ENOSYS;
 #endif
@@ -291,18 +378,80 @@ void sm_memfd_after_fork(void)
 		atomic_store_explicit(&child_stack_busy[i], 0, memory_order_relaxed);
 }
 
+/* Probe the regime in this call's child?  While none has answered, up to
+ * REGIME_TRIES times (two racing first calls may both probe: the answers
+ * agree).  Costs nothing once answered. */
+static int regime_wanted(void)
+{
+	return atomic_load_explicit(&regime_state, memory_order_relaxed) == REGIME_UNPROBED &&
+	       atomic_load_explicit(&regime_tries, memory_order_relaxed) < REGIME_TRIES;
+}
+
+/* After a child that probed: keep its answer.  A transient failure (no
+ * memory, no fd, the memory-lock limit refused the probe's one page: EAGAIN)
+ * leaves the regime unprobed for a later call; anything else that is not an
+ * answer (a filter refused or killed, a kernel that says neither) is final:
+ * unknown, and the kernel-side fault-in is kept. */
+static void regime_record(struct child_call *c)
+{
+	int r = c->regime;
+
+	if (r == CHILD_KILLED) {
+		/* killed by a filter during the probe: remove what it left in
+		 * the shared address space and file table (raw calls, like the
+		 * child's own) */
+		if (c->probe_map)
+			syscall(SYS_munmap, c->probe_map, (long)c->page);
+		if (c->probe_fd >= 0)
+			syscall(SYS_close, (int)c->probe_fd);
+		r = SM_REGIME_UNKNOWN;
+	} else if (r == -EAGAIN || r == -ENOMEM || r == -EMFILE || r == -ENFILE || r == -EINTR) {
+		if (atomic_fetch_add(&regime_tries, 1) + 1 < REGIME_TRIES)
+			return;
+		r = SM_REGIME_UNKNOWN;
+	} else if (r != SM_REGIME_MMAP && r != SM_REGIME_FAULT) {
+		r = SM_REGIME_UNKNOWN;
+	}
+	atomic_store_explicit(&regime_state, r, memory_order_release);
+}
+
+int sm_fault_regime(void)
+{
+	int f = atomic_load_explicit(&regime_forced, memory_order_relaxed);
+
+	if (SM_UNLIKELY(f >= 0))
+		return f;
+	int r = atomic_load_explicit(&regime_state, memory_order_acquire);
+	return r == REGIME_UNPROBED ? SM_REGIME_UNKNOWN : r;
+}
+
+int sm_fault_regime_probes(void)
+{
+	return atomic_load(&regime_probes);
+}
+
+int sm_fault_regime_force(int regime)
+{
+	int valid = regime >= SM_REGIME_UNKNOWN && regime <= SM_REGIME_FAULT;
+
+	return atomic_exchange(&regime_forced, valid ? regime : -1);
+}
+
 /*
  * memfd_secret(O_CLOEXEC) in a child: the new fd (in the shared table) or
  * -errno; -EPERM when the child was killed (a filter's KILL or TRAP action);
  * -EAGAIN when no child could be made (RLIMIT_NPROC, the kernel's task
  * limit, or memory): a transient failure that says nothing about secret
- * memory, never a reason to use the fallback.
+ * memory, never a reason to use the fallback.  Until the memory-lock regime
+ * is known, the child also probes it (regime_probe) after its call.
  */
 static int memfd_in_child(void)
 {
-	struct child_call c = { CHILD_KILLED };
+	struct child_call c = { CHILD_KILLED, regime_wanted(), os_page_size(), CHILD_KILLED, -1, 0 };
 	int saved = errno, status, slot = child_stack_take();
 
+	if (c.probe)
+		atomic_fetch_add_explicit(&regime_probes, 1, memory_order_relaxed);
 	/* the caller waits (CLONE_VFORK) until the child exits */
 	long pid = sm_clone()(memfd_child, child_stack[slot] + CHILD_STACK_SIZE,
 			      CLONE_VM | CLONE_VFORK | CLONE_FILES, &c);
@@ -317,8 +466,10 @@ static int memfd_in_child(void)
 	while (syscall(SYS_wait4, (pid_t)pid, &status, __WALL, NULL) < 0 && errno == EINTR)
 		;
 	atomic_store_explicit(&child_stack_busy[slot], 0, memory_order_release);
-	errno = saved;
 	int rc = c.result;
+	if (c.probe && rc != CHILD_KILLED && rc >= 0)
+		regime_record(&c);
+	errno = saved;
 	return rc == CHILD_KILLED ? -EPERM : rc;
 }
 
@@ -339,7 +490,8 @@ static int memfd_guarded(void)
 #ifdef SM_VALGRIND
 	/* valgrind runs no clone() but a thread's, and exits on ours; it
 	 * does not pass this call to the kernel either (ENOSYS: the fallback),
-	 * so no filter can act on it and the call is made in-process */
+	 * so no filter can act on it and the call is made in-process (no
+	 * regime probe: it stays unknown) */
 	if (RUNNING_ON_VALGRIND)
 		return raw_memfd_secret(O_CLOEXEC);
 #endif

@@ -35,6 +35,8 @@ static void fill_until_null(size_t n, int *count)
 
 int main(void)
 {
+	/* those kernels' way: new pages faulted in from the kernel side */
+	sm_fault_regime_force(SM_REGIME_FAULT);
 	tl_need_secretmem();
 
 	/* some blocks in faulted pages */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * t_alloc_run_faultin - chunk pages are faulted in as they are needed, ahead
- * by as many pages as the chunk already has (1, 2, 4, ... at most 32): a
- * program with one small secret faults in one page (each first touch of a
- * secret page costs tens of microseconds), and a growing live set faults at
- * most 32 pages more than its slabs use.
+ * t_alloc_run_faultin - chunk pages are faulted in as they are needed, in
+ * either memory-lock regime (the one this kernel has): a program with one
+ * small secret faults in one page (each first touch of a secret page costs
+ * tens of microseconds), and a growing live set faults at most 32 pages more
+ * than its slabs use (the kernel-side fault-in's look-ahead; none with the
+ * user-space touch: t_alloc_fault_touch and t_alloc_fault_read hold the
+ * exact figures of each).
  */
 #include <errno.h>
 #include <string.h>
