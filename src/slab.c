@@ -378,15 +378,19 @@ static size_t chunk_max_pages(void)
 }
 
 /* Under pages_lock: a new chunk of at least need pages.  Sizes grow
- * 16, 32, ... pages up to a full granule, so a small program spends little
- * of its memory-lock budget; a refusal halves the size down to need. */
+ * 16, 64, 256 pages and then a full granule, so a small program spends
+ * little of its memory-lock budget and a growing one makes few chunks (each
+ * costs a memfd_secret child, a reservation and three system calls: growing
+ * to 20,000 secrets took 4 chunks with doubling, 3 now; 1.23 -> 1.19 times
+ * the page-fault floor, median of 12 interleaved processes); a refusal
+ * halves the size down to need. */
 static int chunk_create(size_t need, int populate, struct chunk **out)
 {
 	size_t maxp = chunk_max_pages(), want = FIRST_CHUNK_PAGES;
 	int rc = -ENOMEM;
 
 	for (size_t i = 0; i < chunks_created && want < maxp; i++)
-		want *= 2;
+		want *= 4;
 	if (want > maxp)
 		want = maxp;
 	/* under a memory-lock limit a chunk takes at most a quarter of what

@@ -17,6 +17,7 @@
 
 #define N 20000
 #define AHEAD_MAX 32
+#define BIG (3 << 20) /* a block of its own: new pages, faulted in at once */
 static void *blk[N];
 
 int main(void)
@@ -59,10 +60,10 @@ int main(void)
 
 	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 0);
 	errno = 0;
-	void *x = secretmem_malloc(524288);
-	TL_CHECK(!x && errno == ENOMEM, "malloc(524288) with the fault-in refused: %p, errno %d", x, errno);
-	x = secretmem_malloc(524288);
-	TL_CHECK(x, "malloc(524288) after a one-shot refusal: %s", strerror(errno));
+	void *x = secretmem_malloc(BIG);
+	TL_CHECK(!x && errno == ENOMEM, "malloc(%d) with the fault-in refused: %p, errno %d", BIG, x, errno);
+	x = secretmem_malloc(BIG);
+	TL_CHECK(x, "malloc(%d) after a one-shot refusal: %s", BIG, strerror(errno));
 	sm_fault_in_counts(&t1, &k1);
 	TL_CHECK(t1 == t0, "%zu pages touched from user space", t1 - t0);
 	secretmem_free(x);

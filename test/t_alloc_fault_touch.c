@@ -15,6 +15,7 @@
 #include "tlib.h"
 
 #define N 20000
+#define BIG (3 << 20) /* a block of its own: new pages, faulted in at once */
 static void *blk[N];
 
 int main(void)
@@ -54,11 +55,11 @@ int main(void)
 	/* a refused fault-in (injected) on the touch path: ENOMEM, once */
 	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 0);
 	errno = 0;
-	void *x = secretmem_malloc(524288);
-	TL_CHECK(!x && errno == ENOMEM, "malloc(524288) with the fault-in refused: %p, errno %d", x, errno);
+	void *x = secretmem_malloc(BIG);
+	TL_CHECK(!x && errno == ENOMEM, "malloc(%d) with the fault-in refused: %p, errno %d", BIG, x, errno);
 	TL_CHECK(sm_inject_count(OS_OP_FAULT_IN) == 1, "fault-in calls: %ld", sm_inject_count(OS_OP_FAULT_IN));
-	x = secretmem_malloc(524288);
-	TL_CHECK(x, "malloc(524288) after a one-shot refusal: %s", strerror(errno));
+	x = secretmem_malloc(BIG);
+	TL_CHECK(x, "malloc(%d) after a one-shot refusal: %s", BIG, strerror(errno));
 	sm_fault_in_counts(&t1, &k1);
 	TL_CHECK(k1 == k0, "%zu pages read from the kernel side", k1 - k0);
 	secretmem_free(x);
