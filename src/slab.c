@@ -466,6 +466,12 @@ static long find_pages(const struct chunk *c, size_t n)
 	if (c->npages - c->used_pages < n)
 		return -1;
 	for (size_t i = 0; i < c->npages; i++) {
+		/* a word of used pages at once (growth fills a chunk from the
+		 * bottom: every new slab scanned all pages below it one by one) */
+		if (run == 0 && i % 64 == 0 && c->pagemap[i / 64] == ~(uint64_t)0) {
+			i += 63;
+			continue;
+		}
 		if (page_used(c, i)) {
 			run = 0;
 			continue;
@@ -644,8 +650,10 @@ static int slab_create(struct arena *a, unsigned cls, struct slab **out, int sec
 		s->npages = (uint16_t)npages;
 		s->freemap = s->storage;
 		s->state = (uint8_t *)(s->storage + (nslots + 63) / 64);
-		for (unsigned i = 0; i < nslots; i++)
-			s->freemap[i / 64] |= (uint64_t)1 << (i % 64);
+		for (unsigned w = 0; w < nslots / 64; w++)
+			s->freemap[w] = ~(uint64_t)0;
+		if (nslots % 64)
+			s->freemap[nslots / 64] = ((uint64_t)1 << (nslots % 64)) - 1;
 		SM_HIDE(s->start, (size_t)npages << page_shift);
 		for (size_t i = 0; i < npages; i++)
 			atomic_store_explicit(&c->page_slab[first + i], s, memory_order_release);
@@ -701,19 +709,27 @@ static int arena_take(struct arena *a, unsigned cls, struct slotref *out, unsign
 		}
 		if (s->nalloc == 0 && a->nempty[cls])
 			a->nempty[cls]--;
-		/* lowest addresses first: the hot part of a slab stays small */
-		for (unsigned w = 0; w < (s->nslots + 63u) / 64 && got < want; w++) {
-			while (s->freemap[w] && got < want) {
-				unsigned i = w * 64 + (unsigned)__builtin_ctzll(s->freemap[w]);
-				s->freemap[w] &= s->freemap[w] - 1;
-				atomic_store_explicit((_Atomic uint8_t *)&s->state[i], SLOT_CACHED, memory_order_relaxed);
-				s->nalloc++;
+		/* lowest addresses first: the hot part of a slab stays small;
+		 * the slab's fields in locals (the state stores may alias them) */
+		unsigned char *start = s->start;
+		uint8_t *state = s->state;
+		size_t size = s->size;
+		unsigned words = (s->nslots + 63u) / 64, taken = 0;
+		for (unsigned w = 0; w < words && got < want; w++) {
+			uint64_t m = s->freemap[w];
+			while (m && got < want) {
+				unsigned i = w * 64 + (unsigned)__builtin_ctzll(m);
+				m &= m - 1;
+				atomic_store_explicit((_Atomic uint8_t *)&state[i], SLOT_CACHED, memory_order_relaxed);
 				/* filled from the end so that the lowest is popped first */
-				out[want - 1 - got].p = s->start + (size_t)i * s->size;
+				out[want - 1 - got].p = start + (size_t)i * size;
 				out[want - 1 - got].slab = s;
 				got++;
+				taken++;
 			}
+			s->freemap[w] = m;
 		}
+		s->nalloc = (uint16_t)(s->nalloc + taken);
 		if (s->nalloc == s->nslots)
 			partial_del(a, s);
 	}
