@@ -142,7 +142,7 @@ static int copy_region(struct region *r, unsigned char *dst)
 	int rc = 0;
 
 	if (keep) {
-		rc = os_fault_in_secret(dst, keep, sm_fault_regime() == SM_REGIME_MMAP);
+		rc = os_fault_in_secret(dst, keep);
 		if (rc)
 			return rc;
 		const unsigned char *src = r->data;

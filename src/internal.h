@@ -165,15 +165,16 @@ int os_advise(void *addr, size_t len, int advice);
 int os_truncate(int fd, size_t len);
 int os_lock(void *addr, size_t len);
 /*
- * Fault [addr, addr+len) of a fresh (all-zero) secret mapping in.  touch 0:
- * from the kernel side (a read from /dev/zero into it), so that a refused
- * memory-lock charge (fault-time regime) becomes -ENOMEM instead of SIGBUS
- * in user space.  touch 1 (only in the mmap-time regime, whose charge was
- * taken by the mmap): one write of 0 per page from user space, which spares
- * the system calls, the kernel's second write of each page and a second
- * exit on the first access.  Both paths pass the OS_OP_FAULT_IN injection.
+ * Fault [addr, addr+len) of a fresh (all-zero) secret mapping in.  Unless
+ * sm_fault_regime() is SM_REGIME_MMAP: from the kernel side (a read from
+ * /dev/zero into it), so that a refused memory-lock charge (fault-time
+ * regime) becomes -ENOMEM instead of SIGBUS in user space.  In the mmap-time
+ * regime, whose charge was taken by the mmap: one write of 0 per page from
+ * user space, which spares the system calls, the kernel's second write of
+ * each page and a second exit on the first access.  Both paths pass the
+ * OS_OP_FAULT_IN injection.
  */
-int os_fault_in_secret(void *addr, size_t len, int touch);
+int os_fault_in_secret(void *addr, size_t len);
 /* Tests: pages faulted in by os_fault_in_secret since process start, by
  * user-space touch and from the kernel side. */
 void sm_fault_in_counts(size_t *touched, size_t *kernel);

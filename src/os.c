@@ -300,23 +300,22 @@ static void touch_pages(unsigned char *p, size_t len, size_t ps)
 		*(volatile unsigned char *)(p + off) = 0;
 }
 
-int os_fault_in_secret(void *addr, size_t len, int touch)
+int os_fault_in_secret(void *addr, size_t len)
 {
 	int saved = errno, rc = os_injected(OS_OP_FAULT_IN);
-	size_t ps = os_page_size();
+	size_t ps = os_page_size(), pages = (len + ps - 1) / ps;
 
 	if (rc)
 		return rc;
-	if (touch) {
+	if (sm_fault_regime() == SM_REGIME_MMAP) {
 		/* mmap-time regime: the memory-lock charge was taken (or
 		 * refused) by the mmap, so this touch cannot raise SIGBUS for
 		 * the limit; a memory cgroup's OOM killer acts on a touch and
 		 * on a read alike */
 		touch_pages(addr, len, ps);
-		atomic_fetch_add_explicit(&fault_touched, (len + ps - 1) / ps, memory_order_relaxed);
+		atomic_fetch_add_explicit(&fault_touched, pages, memory_order_relaxed);
 		return 0;
 	}
-	size_t pages = (len + ps - 1) / ps;
 	/*
 	 * The kernel writes the zeroes with copy_to_user: a page whose
 	 * memory-lock charge is refused (kernels with fault-time accounting)

@@ -254,7 +254,7 @@ int region_fault_to(struct region *r, size_t upto)
 	int rc;
 
 	if (r->backend == SECRETMEM_BACKEND_SECRET)
-		rc = os_fault_in_secret(from, len, sm_fault_regime() == SM_REGIME_MMAP);
+		rc = os_fault_in_secret(from, len);
 	else
 		rc = os_lock(from, len); /* mlock populates */
 	if (rc) {
