@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include "faultin.h"
 #include "internal.h"
 #include "tlib.h"
 
@@ -22,51 +23,35 @@ static void *blk[N];
 
 int main(void)
 {
-	size_t ps = (size_t)sysconf(_SC_PAGESIZE), t0, k0, t1, k1;
-	struct secretmem_stats a, b;
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE), one;
+	struct secretmem_stats b;
+	struct fi_counts c1, c2, c3;
+	long refused;
 
 	sm_fault_regime_force(SM_REGIME_FAULT);
 	tl_need_secretmem();
 	TL_CHECK(sm_fault_regime() == SM_REGIME_FAULT, "the forced regime did not hold");
-	sm_fault_in_counts(&t0, &k0);
-	unsigned char *p = secretmem_malloc(32);
-	TL_CHECK(p, "malloc: %s", strerror(errno));
-	TL_CHECK(secretmem_stats(&a) == 0, "stats");
-	sm_fault_in_counts(&t1, &k1);
-	printf("one 32-byte secret: %zu pages faulted (%zu by touch, %zu from the kernel side)\n", a.pages_faulted,
-	       t1 - t0, k1 - k0);
-	TL_CHECK(a.pages_faulted == 1, "one small secret faulted %zu pages", a.pages_faulted);
-	TL_CHECK(k1 - k0 == 1 && t1 == t0, "one small secret: %zu pages read, %zu touched", k1 - k0, t1 - t0);
-	secretmem_free(p);
+	fi_one_secret(&one, &c1);
+	printf("one 32-byte secret: %zu pages faulted (%zu by touch, %zu from the kernel side)\n", one, c1.touched,
+	       c1.read);
+	TL_CHECK(one == 1, "one small secret faulted %zu pages", one);
+	TL_CHECK(c1.read == 1 && c1.touched == 0, "one small secret: %zu pages read, %zu touched", c1.read,
+		 c1.touched);
 
-	long calls0 = sm_inject_count(OS_OP_FAULT_IN);
-	for (int i = 0; i < N; i++) {
-		blk[i] = secretmem_malloc(32);
-		TL_CHECK(blk[i], "malloc: %s", strerror(errno));
-		memset(blk[i], 1, 32);
-	}
-	long calls = sm_inject_count(OS_OP_FAULT_IN) - calls0;
-	TL_CHECK(secretmem_stats(&b) == 0, "stats");
-	sm_fault_in_counts(&t1, &k1);
+	fi_grow(blk, N, &b, &c2);
 	size_t need = (N * (size_t)32 + ps - 1) / ps;
 	printf("%d secrets: %zu pages faulted (%zu needed), %zu from the kernel side in %ld calls, %zu by touch\n", N,
-	       b.pages_faulted, need, k1 - k0, calls, t1 - t0);
+	       b.pages_faulted, need, c1.read + c2.read, c2.calls, c2.touched);
 	TL_CHECK(b.pages_faulted > need && b.pages_faulted <= need + AHEAD_MAX,
 		 "%zu pages faulted for %zu needed: want more (the fault-ahead), at most %d more",
 		 b.pages_faulted, need, AHEAD_MAX);
-	TL_CHECK(k1 - k0 == b.pages_faulted && t1 == t0, "%zu pages read, %zu touched", k1 - k0, t1 - t0);
-	TL_CHECK(calls > 0 && (size_t)calls * 4 <= need, "%ld fault-in calls for %zu pages: no batching", calls,
-		 need);
+	TL_CHECK(c1.read + c2.read == b.pages_faulted && c2.touched == 0, "%zu pages read, %zu touched",
+		 c1.read + c2.read, c2.touched);
+	TL_CHECK(c2.calls > 0 && (size_t)c2.calls * 4 <= need, "%ld fault-in calls for %zu pages: no batching",
+		 c2.calls, need);
 
-	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 0);
-	errno = 0;
-	void *x = secretmem_malloc(BIG);
-	TL_CHECK(!x && errno == ENOMEM, "malloc(%d) with the fault-in refused: %p, errno %d", BIG, x, errno);
-	x = secretmem_malloc(BIG);
-	TL_CHECK(x, "malloc(%d) after a one-shot refusal: %s", BIG, strerror(errno));
-	sm_fault_in_counts(&t1, &k1);
-	TL_CHECK(t1 == t0, "%zu pages touched from user space", t1 - t0);
-	secretmem_free(x);
+	fi_refuse_once(BIG, &refused, &c3);
+	TL_CHECK(c3.touched == 0, "%zu pages touched from user space", c3.touched);
 	for (int i = 0; i < N; i++)
 		secretmem_free(blk[i]);
 	printf("ok: fault-time regime: kernel-side fault-in with a bounded look-ahead\n");

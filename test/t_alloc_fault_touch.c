@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include "faultin.h"
 #include "internal.h"
 #include "tlib.h"
 
@@ -20,49 +21,34 @@ static void *blk[N];
 
 int main(void)
 {
-	size_t ps = (size_t)sysconf(_SC_PAGESIZE), t0, k0, t1, k1;
-	struct secretmem_stats a, b;
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE), one;
+	struct secretmem_stats b;
+	struct fi_counts c1, c2, c3;
+	long refused;
 
 	tl_need_secretmem();
 	if (sm_fault_regime() != SM_REGIME_MMAP)
 		tl_skip("the kernel does not charge secret memory at mmap time (or the probe gave no answer): "
 			"pages are faulted in from the kernel side here");
-	sm_fault_in_counts(&t0, &k0);
-	unsigned char *p = secretmem_malloc(32);
-	TL_CHECK(p, "malloc: %s", strerror(errno));
-	TL_CHECK(secretmem_stats(&a) == 0, "stats");
-	sm_fault_in_counts(&t1, &k1);
-	printf("one 32-byte secret: %zu pages faulted (%zu by touch, %zu from the kernel side)\n", a.pages_faulted,
-	       t1 - t0, k1 - k0);
-	TL_CHECK(a.pages_faulted == 1, "one small secret faulted %zu pages", a.pages_faulted);
-	TL_CHECK(t1 - t0 == 1 && k1 == k0, "one small secret: %zu pages touched, %zu read", t1 - t0, k1 - k0);
-	secretmem_free(p);
+	fi_one_secret(&one, &c1);
+	printf("one 32-byte secret: %zu pages faulted (%zu by touch, %zu from the kernel side)\n", one, c1.touched,
+	       c1.read);
+	TL_CHECK(one == 1, "one small secret faulted %zu pages", one);
+	TL_CHECK(c1.touched == 1 && c1.read == 0, "one small secret: %zu pages touched, %zu read", c1.touched,
+		 c1.read);
 
-	for (int i = 0; i < N; i++) {
-		blk[i] = secretmem_malloc(32);
-		TL_CHECK(blk[i], "malloc: %s", strerror(errno));
-		memset(blk[i], 1, 32);
-	}
-	TL_CHECK(secretmem_stats(&b) == 0, "stats");
-	sm_fault_in_counts(&t1, &k1);
+	fi_grow(blk, N, &b, &c2);
 	size_t need = (N * (size_t)32 + ps - 1) / ps; /* slots of 32 bytes fill whole pages */
 	printf("%d secrets: %zu pages faulted (%zu needed), %zu by touch, %zu from the kernel side\n", N,
-	       b.pages_faulted, need, t1 - t0, k1 - k0);
+	       b.pages_faulted, need, c1.touched + c2.touched, c2.read);
 	TL_CHECK(b.pages_faulted == need, "%zu pages faulted for %zu needed", b.pages_faulted, need);
-	TL_CHECK(t1 - t0 == need && k1 == k0, "%zu pages touched, %zu read, for %zu needed", t1 - t0, k1 - k0,
-		 need);
+	TL_CHECK(c1.touched + c2.touched == need && c2.read == 0, "%zu pages touched, %zu read, for %zu needed",
+		 c1.touched + c2.touched, c2.read, need);
 
 	/* a refused fault-in (injected) on the touch path: ENOMEM, once */
-	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 0);
-	errno = 0;
-	void *x = secretmem_malloc(BIG);
-	TL_CHECK(!x && errno == ENOMEM, "malloc(%d) with the fault-in refused: %p, errno %d", BIG, x, errno);
-	TL_CHECK(sm_inject_count(OS_OP_FAULT_IN) == 1, "fault-in calls: %ld", sm_inject_count(OS_OP_FAULT_IN));
-	x = secretmem_malloc(BIG);
-	TL_CHECK(x, "malloc(%d) after a one-shot refusal: %s", BIG, strerror(errno));
-	sm_fault_in_counts(&t1, &k1);
-	TL_CHECK(k1 == k0, "%zu pages read from the kernel side", k1 - k0);
-	secretmem_free(x);
+	fi_refuse_once(BIG, &refused, &c3);
+	TL_CHECK(refused == 1, "fault-in calls: %ld", refused);
+	TL_CHECK(c3.read == 0, "%zu pages read from the kernel side", c3.read);
 	for (int i = 0; i < N; i++)
 		secretmem_free(blk[i]);
 	printf("ok: mmap-time regime: exactly the pages needed, touched from user space\n");
