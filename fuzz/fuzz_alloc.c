@@ -212,6 +212,29 @@ static const char *usable_wrong(size_t req, size_t u, size_t align)
 	return NULL;
 }
 
+/*
+ * secretmem_realloc(3): a block that moves to grow has room to grow: the
+ * usable size of twice the new size rounded to 16 (the class holding that,
+ * or above 16 KiB whole pages, at least that and at most a quarter more),
+ * 1 MiB for a new size from 512 KiB to 1 MiB, no room above; or, when the
+ * room could not be had, the plain rule.
+ */
+static const char *room_wrong(size_t n, size_t u)
+{
+	size_t want = 2 * ((n + 15) & ~(size_t)15), mib = (size_t)1 << 20;
+
+	if (!usable_wrong(n, u, 0) || n >= mib)
+		return usable_wrong(n, u, 0);
+	if (want >= mib)
+		return u == mib ? NULL : "room: not 1 MiB";
+	if (want <= classes[NCLASSES - 1])
+		return u == expected_usable(want) ? NULL : "room: not the class of twice the size";
+	size_t pages = (want + PAGE - 1) / PAGE * PAGE;
+	if (u % PAGE || u < pages || u > pages + pages / 4)
+		return "room: not the whole pages of twice the size";
+	return NULL;
+}
+
 static size_t expected_align(size_t usable)
 {
 	size_t a = usable & (~usable + 1); /* largest power of two dividing it */
@@ -578,7 +601,15 @@ static void do_realloc(int s, size_t n)
 	 * least half stays where it is) or gets the one for n; a moved one
 	 * gets the one for n */
 	size_t u = secretmem_usable_size(p);
-	adopt(s, p, n, "realloc", 0, p == old.p && u == old.usable ? old.usable : 0, 0);
+	if (p != old.p && n > old.usable) {
+		/* moved to grow: room (or the plain rule), the room all zero */
+		const char *bad = room_wrong(n, u);
+		if (bad)
+			die("realloc(%zu -> %zu): usable size %zu: %s", old.req, n, u, bad);
+		check_zero(p + old.usable, u - old.usable, "realloc's room");
+	}
+	adopt(s, p, n, "realloc", 0, p == old.p && u == old.usable ? old.usable : p != old.p && n > old.usable ? u : 0,
+	      0);
 }
 
 static void do_strdup(int s, size_t n, unsigned mod)

@@ -605,20 +605,12 @@ SM_API void *secretmem_realloc(void *p, size_t size)
 	}
 	size_t usable = ref.usable;
 	int keep;
-	if (ref.slab && sm_is_run(ref.slab)) {
-		/* in place within the run's pages (its class) */
-		void *q;
-		size_t u;
-		if (sm_run_resize(ref.slab, size, &q, &u) == 0) {
-			if (q != p) {
-				VG_FREE(p);
-				VG_MALLOC(q, u);
-			}
-			return q;
-		}
-		keep = 0;
-	} else if (ref.slab)
-		keep = size <= SM_SMALL_MAX && sm_size_class(size) == ref.slab->cls;
+
+	/* in place: a shrink to at least half, a growth within the usable
+	 * size (the room a growing block got, below); a block over
+	 * SM_SMALL_MAX never becomes a small one in place */
+	if (ref.slab && !sm_is_run(ref.slab))
+		keep = size <= usable && (size >= usable / 2 || sm_size_class(size) == ref.slab->cls);
 	else
 		keep = size <= usable && size > SM_SMALL_MAX && size >= usable / 2;
 	if (keep) {
@@ -627,8 +619,16 @@ SM_API void *secretmem_realloc(void *p, size_t size)
 			sm_zero((unsigned char *)p + size, usable - size);
 		return p;
 	}
-	void *n = secretmem_malloc(size);
-	if (!n)
+	void *n = NULL;
+	if (size > usable) {
+		/* a growing block gets room to grow in place (its usable size);
+		 * without memory for that, exactly what was asked */
+		size_t room = sm_grow_room(size);
+		int e = errno;
+		if (room > size && !(n = secretmem_malloc(room)))
+			errno = e;
+	}
+	if (!n && !(n = secretmem_malloc(size)))
 		return NULL;
 	sm_copy(n, p, size < usable ? size : usable); /* no SIMD register */
 	secretmem_free(p);

@@ -1192,40 +1192,18 @@ void sm_run_free(struct slab *s)
 	pthread_mutex_unlock(&pages_lock);
 }
 
-int sm_run_resize(struct slab *s, size_t size, void **out, size_t *usable)
+size_t sm_grow_room(size_t size)
 {
-	if (size <= SM_SMALL_MAX || size > RUN_MAX_BYTES)
-		return -ENOSPC;
-	size_t use = (size + 15) & ~(size_t)15, old = s->size;
-	unsigned char *p = s->start, *end = run_end(s);
-	if (use <= old) {
-		/* secretmem_realloc(3): a block that shrinks to at least half
-		 * stays; what the caller gave up must not stay behind */
-		if (size < old / 2)
-			return -ENOSPC;
-		sm_zero(p + size, old - size);
-		*out = p;
-		*usable = old;
-		return 0;
-	}
-	if (((use + page_size - 1) >> page_shift) > s->npages)
-		return -ENOSPC; /* not in this run's pages */
-	unsigned char *np = p;
-	if (p + use > end) {
-		/* grow downwards: the end stays at the guard page */
-		np = end - use;
-		SM_SHOW(np, use);
-		sm_copy(np, p, old); /* forward copy to a lower address: overlap safe */
-	}
-	/* every byte of the new block is copied or zeroed */
-	sm_zero(np + old, use - old);
-	s->start = np;
-	s->size = (uint32_t)use;
-	s->inv = (((uint64_t)1 << 40) + use - 1) / use;
-	atomic_fetch_add(&ctr.large_bytes, use - old);
-	*out = np;
-	*usable = use;
-	return 0;
+	size_t cap = run_max_pages << page_shift;
+
+	if (size >= cap)
+		return size;
+	size_t want = 2 * ((size + 15) & ~(size_t)15);
+	if (want <= SM_SMALL_MAX)
+		return sm_class_size[sm_size_class(want)];
+	if (want >= cap)
+		return cap;
+	return (size_t)run_class_pages[run_class_of[(want + page_size - 1) >> page_shift]] << page_shift;
 }
 
 /* ---- large blocks ---------------------------------------------------------- */

@@ -201,11 +201,10 @@ static inline int sm_is_run(const struct slab *s)
 }
 /* Free the live run s (fatal on a double free): zeroed, kept for reuse. */
 void sm_run_free(struct slab *s);
-/* Resize the live run s in place: a shrink to at least half stays (the
- * rest zeroed), a growth within the run's pages slides the contents down so
- * that the end still touches the guard page.  The start in *out, usable in
- * *usable.  0, or -ENOSPC (the caller moves the block). */
-int sm_run_resize(struct slab *s, size_t size, void **out, size_t *usable);
+/* The size to allocate for a block that secretmem_realloc() moves to grow
+ * it to size: the size class, or run class, holding twice that (room to
+ * grow in place), up to the largest run class; size itself above that. */
+size_t sm_grow_room(size_t size);
 /* For tests: guarded runs allowed before runs go unguarded (VMA bound);
  * 0 restores the default.  Returns the previous value. */
 size_t sm_run_guard_limit(size_t n);

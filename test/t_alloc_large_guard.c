@@ -5,7 +5,8 @@
  * between inaccessible guard pages: for sizes across the run classes, with
  * neighbouring runs sharing guard pages, the byte at p + usable_size faults,
  * and so does the byte before a page-aligned block; the same holds for a
- * freed and reused run and after realloc grows a block within its run.
+ * freed and reused run and for a block that realloc moved to grow (the end
+ * of its room is at the guard page, its start at the page below).
  * Past the guard-page budget (set low here with sm_run_guard_limit) runs
  * are carved without guard pages: the count of guard pages and of mappings
  * stays bounded and the blocks still work.
@@ -46,15 +47,24 @@ static void expect_segv(unsigned char *p, long off, const char *what, size_t siz
 	TL_CHECK(faulted, "%s (size %zu): write at p%+ld did not fault", what, size, off);
 }
 
+/* The whole usable size is writable; the byte past it faults, and so does
+ * the byte before a page-aligned block. */
+static void check_guards(unsigned char *p, size_t size, const char *what)
+{
+	size_t u = secretmem_usable_size(p);
+
+	memset(p, 0x77, u);
+	expect_segv(p, (long)u, what, size);
+	if (((uintptr_t)p & 4095) == 0)
+		expect_segv(p, -1, what, size);
+}
+
 static void check_block(unsigned char *p, size_t size, const char *what)
 {
 	size_t u = secretmem_usable_size(p);
 
 	TL_CHECK(u >= size && u < size + 16, "%s: usable %zu for %zu", what, u, size);
-	memset(p, 0x77, u); /* the whole block is writable */
-	expect_segv(p, (long)u, what, size);
-	if (((uintptr_t)p & 4095) == 0)
-		expect_segv(p, -1, what, size);
+	check_guards(p, size, what);
 }
 
 int main(void)
@@ -90,15 +100,19 @@ int main(void)
 		for (size_t j = 0; j < less; j++)
 			TL_CHECK(b[i][1][j] == 0, "reused run not zero at %zu", j);
 		check_block(b[i][1], less, "reused run");
-		/* grow within the run: the end moves to the guard page again */
+		/* grow: the block moves to one with room to grow (up to 1 MiB),
+		 * whose usable end is at the guard page, and it starts a page */
 		size_t had = secretmem_usable_size(b[i][1]);
 		unsigned char *q = secretmem_realloc(b[i][1], sizes[i]);
 		TL_CHECK(q, "realloc: %s", strerror(errno));
 		TL_CHECK(q[0] == 0x77 && q[less - 1] == 0x77, "realloc lost the contents");
-		for (size_t j = had; j < sizes[i]; j++)
+		size_t u = secretmem_usable_size(q);
+		for (size_t j = had; j < u; j++)
 			TL_CHECK(q[j] == 0, "grown part not zero at %zu", j);
+		TL_CHECK(u >= (sizes[i] < 524288 ? 2 * sizes[i] : 1048576), "grown to %zu: usable %zu, no room", sizes[i], u);
+		TL_CHECK(((uintptr_t)q & 4095) == 0, "grown block with room at %p: not at a page", (void *)q);
 		b[i][1] = q;
-		check_block(q, sizes[i], "grown in place");
+		check_guards(q, sizes[i], "grown, with room");
 	}
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		for (int k = 0; k < 2; k++)
