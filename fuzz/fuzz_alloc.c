@@ -215,7 +215,8 @@ static const char *usable_wrong(size_t req, size_t u, size_t align)
 /*
  * secretmem_realloc(3): a block that moves to grow has room to grow: the
  * usable size of twice the new size rounded to 16 (the class holding that,
- * or above 16 KiB whole pages, at least that and at most a quarter more),
+ * at most the 16 KiB class for a small size, or above 16 KiB whole pages,
+ * at least that and at most a quarter more),
  * 1 MiB for a new size from 512 KiB to 1 MiB, no room above; or, when the
  * room could not be had, the plain rule.
  */
@@ -229,6 +230,8 @@ static const char *room_wrong(size_t n, size_t u)
 		return u == mib ? NULL : "room: not 1 MiB";
 	if (want <= classes[NCLASSES - 1])
 		return u == expected_usable(want) ? NULL : "room: not the class of twice the size";
+	if (n <= classes[NCLASSES - 1])
+		return u == classes[NCLASSES - 1] ? NULL : "room: not the largest class (a small size)";
 	size_t pages = (want + PAGE - 1) / PAGE * PAGE;
 	if (u % PAGE || u < pages || u > pages + pages / 4)
 		return "room: not the whole pages of twice the size";

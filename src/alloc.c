@@ -624,9 +624,14 @@ SM_API void *secretmem_realloc(void *p, size_t size)
 		/* a growing block gets room to grow in place (its usable size);
 		 * without memory for that, exactly what was asked */
 		size_t room = sm_grow_room(size);
-		int e = errno;
-		if (room > size && !(n = secretmem_malloc(room)))
-			errno = e;
+		if (room > size) {
+			int e = errno;
+			sm_failure_quiet++;
+			n = secretmem_malloc(room);
+			sm_failure_quiet--;
+			if (!n)
+				errno = e;
+		}
 	}
 	if (!n && !(n = secretmem_malloc(size)))
 		return NULL;

@@ -236,6 +236,9 @@ extern _Atomic size_t sm_fallback_regions;
 void sm_failure_note(int cause, size_t bytes);
 int sm_failure_last(size_t *bytes);
 void sm_failure_hint(void);
+/* Non-zero while this thread makes an attempt whose failure is not the
+ * caller's (secretmem_realloc's room to grow): nothing is noted or hinted. */
+extern __thread int sm_failure_quiet __attribute__((tls_model("initial-exec")));
 
 /* ---- api.c ------------------------------------------------------------ */
 

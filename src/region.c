@@ -119,8 +119,12 @@ static atomic_int last_cause;
 static atomic_size_t last_bytes;
 static atomic_int hinted;
 
+__thread int sm_failure_quiet __attribute__((tls_model("initial-exec")));
+
 void sm_failure_note(int cause, size_t bytes)
 {
+	if (sm_failure_quiet)
+		return;
 	atomic_store(&last_bytes, bytes);
 	atomic_store(&last_cause, cause);
 }
@@ -144,7 +148,7 @@ void sm_failure_hint(void)
 	int unlimited;
 	char num[24], line[400], *p = line, *end = line + sizeof(line) - 1;
 
-	if (sm_failure_last(&bytes) != SECRETMEM_FAILURE_MEMLOCK || atomic_exchange(&hinted, 1))
+	if (sm_failure_quiet || sm_failure_last(&bytes) != SECRETMEM_FAILURE_MEMLOCK || atomic_exchange(&hinted, 1))
 		return;
 	sm_memlock_figures(&unlimited, &limit, &locked);
 	p = append(p, end, "the memory-lock limit refused ");

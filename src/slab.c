@@ -1201,6 +1201,10 @@ size_t sm_grow_room(size_t size)
 	size_t want = 2 * ((size + 15) & ~(size_t)15);
 	if (want <= SM_SMALL_MAX)
 		return sm_class_size[sm_size_class(want)];
+	/* a small block stays small: room in a run would be lost, since a
+	 * block over SM_SMALL_MAX never becomes a small one in place */
+	if (size <= SM_SMALL_MAX)
+		return SM_SMALL_MAX;
 	if (want >= cap)
 		return cap;
 	return (size_t)run_class_pages[run_class_of[(want + page_size - 1) >> page_shift]] << page_shift;

@@ -203,7 +203,8 @@ static inline int sm_is_run(const struct slab *s)
 void sm_run_free(struct slab *s);
 /* The size to allocate for a block that secretmem_realloc() moves to grow
  * it to size: the size class, or run class, holding twice that (room to
- * grow in place), up to the largest run class; size itself above that. */
+ * grow in place), at most SM_SMALL_MAX for a size up to it, at most the
+ * largest run class; size itself above that. */
 size_t sm_grow_room(size_t size);
 /* For tests: guarded runs allowed before runs go unguarded (VMA bound);
  * 0 restores the default.  Returns the previous value. */

@@ -10,7 +10,9 @@
  * and at the memory-lock limit, where the room cannot be had, the block
  * gets exactly its new size and the call succeeds (a child without
  * CAP_IPC_LOCK), while a growth that cannot be had at all fails with
- * ENOMEM and leaves the block alone.
+ * ENOMEM and leaves the block alone; a refused room prints no hint and
+ * records no failure.  A small block's room stays small (8 KiB to 16 KiB
+ * in 1,000-byte steps: one move).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -43,6 +45,8 @@ static int room_ok(size_t n, size_t u)
 				return u == classes[i];
 		return 0;
 	}
+	if (n <= 16 * KIB)
+		return u == 16 * KIB; /* a small block stays small */
 	size_t pages = (want + 4095) / 4096 * 4096;
 	return u % 4096 == 0 && u >= pages && u <= pages + pages / 4;
 }
@@ -109,6 +113,28 @@ static void doubling(void)
 	TL_CHECK(moves == steps / 2, "%d moves in %d steps (every second step should stay)", moves, steps);
 }
 
+/* Growing from 8 KiB to 16 KiB in 1,000-byte steps: one move (to the 16 KiB
+ * class), then in place: room in a run would be lost below 16 KiB. */
+static void small_steps(void)
+{
+	unsigned char *p = secretmem_malloc(8192);
+	int moves = 0, steps = 0;
+
+	TL_CHECK(p, "malloc: %s", strerror(errno));
+	tl_fill(p, 8192, 5);
+	for (size_t n = 9000; n <= 16 * KIB; n = n + 1000 < 16 * KIB ? n + 1000 : n == 16 * KIB ? n + 1 : 16 * KIB) {
+		unsigned char *q = secretmem_realloc(p, n);
+		TL_CHECK(q && tl_check(q, 8192, 5), "realloc(%zu): %s", n, q ? "lost the contents" : strerror(errno));
+		moves += q != p;
+		steps++;
+		p = q;
+	}
+	TL_CHECK(secretmem_usable_size(p) == 16 * KIB, "usable %zu after growing to 16 KiB", secretmem_usable_size(p));
+	secretmem_free(p);
+	printf("8 KiB -> 16 KiB in 1,000-byte steps: %d moves in %d steps\n", moves, steps);
+	TL_CHECK(moves == 1, "%d moves in %d steps between 8 and 16 KiB (the room should hold them)", moves, steps);
+}
+
 /* At the memory-lock limit: a run of 8 pages can be had, one of 16 not. */
 static int limited(void *arg)
 {
@@ -140,6 +166,35 @@ static int limited(void *arg)
 	return 0;
 }
 
+/* Under a limit that holds a 300,000-byte block but not its room: the
+ * realloc succeeds without a hint or a recorded failure; the hint is still
+ * there for a real failure afterwards. */
+static int quiet_room(void *arg)
+{
+	(void)arg;
+	if (tl_drop_cap_ipc_lock() || tl_set_memlock(512 * KIB)) {
+		printf("cannot drop CAP_IPC_LOCK or set RLIMIT_MEMLOCK\n");
+		return 2;
+	}
+	unsigned char *s = secretmem_malloc(16000);
+	TL_CHECK(s, "malloc(16000): %s", strerror(errno));
+	tl_fill(s, 16000, 4);
+	unsigned char *q = secretmem_realloc(s, 300000);
+	TL_CHECK(q && tl_check(q, 16000, 4), "realloc(16000 -> 300000): %s", q ? "lost the contents" : strerror(errno));
+	size_t u = secretmem_usable_size(q);
+	TL_CHECK(u == 300000, "realloc under 512 KiB: usable %zu (the room fitted?)", u);
+	struct secretmem_stats st;
+	TL_CHECK(secretmem_stats(&st) == 0, "stats");
+	TL_CHECK(st.last_failure == SECRETMEM_FAILURE_NONE, "a successful realloc recorded failure %zu (%zu bytes)",
+		 st.last_failure, st.last_failure_bytes);
+	fflush(stdout);
+	fprintf(stderr, "-- a real failure now --\n");
+	errno = 0;
+	void *big = secretmem_malloc(MIB);
+	TL_CHECK(!big && errno == ENOMEM, "malloc(1 MiB) under 512 KiB: %p errno %d", big, errno);
+	return 0;
+}
+
 int main(void)
 {
 	printf("backend: %s\n", secretmem_backend_name(secretmem_default_backend()));
@@ -157,8 +212,16 @@ int main(void)
 		tl_skip("cannot drop CAP_IPC_LOCK or set RLIMIT_MEMLOCK here");
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "at the memory-lock limit: %s", tl_status_str(st));
 	printf("ok: at the memory-lock limit the block gets the size asked for\n");
+	st = tl_run_child(quiet_room, NULL, out, sizeof(out));
+	fputs(out, stdout);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "room refused at the limit: %s", tl_status_str(st));
+	const char *real = strstr(out, "-- a real failure now --");
+	const char *hint = strstr(out, "memory-lock limit refused");
+	TL_CHECK(real && hint && hint > real, "the hint %s", !hint ? "never came" : "came for the refused room");
+	printf("ok: a refused room prints nothing and records nothing; a real failure still gets the hint\n");
 
 	rules();
 	doubling();
+	small_steps();
 	return TL_PASS;
 }
