@@ -4,7 +4,8 @@
  * t_heap_api - the malloc API of libsecretmem-heap.so, run in a copy of this
  * program under the module: every block in secret memory and 16-byte
  * aligned (sizes 0..20000, every class), calloc zeroed and its overflow,
- * realloc in place and moving (contents kept), realloc(p, 0), reallocarray
+ * realloc in place and moving (contents kept; a doubling buffer moves at
+ * every second step: room to grow), realloc(p, 0), reallocarray
  * overflow, aligned_alloc / posix_memalign / memalign / valloc / pvalloc for
  * alignments 16 B .. 2 MiB and their EINVAL cases, pvalloc(0) one page,
  * usable size >= request, free of every aligned start, strdup in secret
@@ -68,6 +69,23 @@ static int child(const char *what)
 	}
 	r2 = realloc(r, 50);
 	TL_CHECK(r2 && tl_check(r2, 50, 7), "realloc shrink");
+	/* a buffer doubling from 16 B to 64 KiB moves at every second step
+	 * only: a block that moves to grow gets room (secretmem_realloc(3)) */
+	int moves = 0;
+	char *d = malloc(16);
+	TL_CHECK(d, "malloc(16)");
+	memset(d, 1, 16);
+	for (size_t n = 16; n < 65536; n *= 2) {
+		char *e = realloc(d, 2 * n);
+		TL_CHECK(e && e[0] == 1 && e[n - 1] == 1, "realloc(%zu) of a doubling buffer", 2 * n);
+		TL_CHECK(malloc_usable_size(e) >= 2 * n, "usable %zu after realloc(%zu)", malloc_usable_size(e), 2 * n);
+		moves += e != d;
+		memset(e + n, 1, n);
+		d = e;
+	}
+	SECRET(d, "doubled buffer");
+	free(d);
+	TL_CHECK(moves == 6, "a buffer doubling 16 B -> 64 KiB moved %d times in 12 steps, not 6", moves);
 	errno = 0;
 	TL_CHECK(realloc(r2, 0) == NULL, "realloc(p, 0) returns NULL (glibc)");
 	r = realloc(NULL, 10);
