@@ -180,6 +180,7 @@ static void *meta_alloc(size_t size)
 	unsigned k = meta_pool(size);
 	size_t sz = (size_t)1 << (k + META_MIN_SHIFT);
 	void *p = NULL;
+	int fresh = 0;
 
 	if (k >= META_NPOOLS)
 		return NULL;
@@ -188,6 +189,7 @@ static void *meta_alloc(size_t size)
 		p = meta_free[k];
 		meta_free[k] = *(void **)p;
 	} else {
+		fresh = 1;
 		if (meta_left < sz) {
 			void *blk;
 			if (os_map_anon(META_BLOCK, &blk) == 0) {
@@ -202,7 +204,9 @@ static void *meta_alloc(size_t size)
 		}
 	}
 	pthread_mutex_unlock(&meta_lock);
-	if (p)
+	/* fresh memory is zero from the mmap: clearing it would fault in
+	 * pages nobody touches (a chunk's page_slab array for 16 pages) */
+	if (p && !fresh)
 		memset(p, 0, sz);
 	return p;
 }
