@@ -85,7 +85,8 @@ int sm_parse_size(const char *s, size_t *out);
 int sm_memfd_secret(void);
 /* In a fork child: the memfd_secret helper's stacks are all free again. */
 void sm_memfd_after_fork(void);
-/* The cached probe result (probes once when there is none). */
+/* The cached probe result; 0 when there is none (the caller's own
+ * memfd_secret call is then the probe: sm_memfd_secret records a refusal). */
 int sm_probe_cached(void);
 /* Seccomp mode (0, 1, 2) and filter count from /proc/self/status, read with
  * raw system calls; -1 in a field that cannot be read.  0 or -errno. */
@@ -113,6 +114,9 @@ int sm_fault_regime(void);
 int sm_fault_regime_force(int regime);
 /* Tests: regime probes asked of memfd_secret children so far. */
 int sm_fault_regime_probes(void);
+/* Tests: memfd_secret calls the library made so far (probes and creations;
+ * not the raw secretmem_memfd()). */
+int sm_memfd_calls(void);
 
 /* ---- os.c ------------------------------------------------------------- */
 

@@ -473,6 +473,13 @@ static int memfd_in_child(void)
 	return rc == CHILD_KILLED ? -EPERM : rc;
 }
 
+static atomic_int memfd_calls; /* tests: sm_memfd_calls */
+
+int sm_memfd_calls(void)
+{
+	return atomic_load(&memfd_calls);
+}
+
 /*
  * memfd_secret(O_CLOEXEC) that a seccomp filter cannot turn into the
  * caller's death: always made in the child.  Checking /proc/self/status first
@@ -487,6 +494,7 @@ static int memfd_in_child(void)
  */
 static int memfd_guarded(void)
 {
+	atomic_fetch_add_explicit(&memfd_calls, 1, memory_order_relaxed);
 #ifdef SM_VALGRIND
 	/* valgrind runs no clone() but a thread's, and exits on ours; it
 	 * does not pass this call to the kernel either (ENOSYS: the fallback),
@@ -545,11 +553,16 @@ int sm_memfd_secret(void)
 	return rc;
 }
 
+/* Not probed yet: 0, and the caller's own memfd_secret call is the probe
+ * (a refusal it meets is recorded by sm_memfd_secret; after a success the
+ * first secretmem_supported() probes, as it has no seccomp count to compare
+ * with).  A separate probe first would cost the first allocation of every
+ * process a second child and a read of /proc/self/status. */
 int sm_probe_cached(void)
 {
 	int rc = atomic_load_explicit(&probe_result, memory_order_acquire);
 
-	return rc == PROBE_UNKNOWN ? secretmem_supported() : rc;
+	return rc == PROBE_UNKNOWN ? 0 : rc;
 }
 
 SM_API int secretmem_supported(void)
