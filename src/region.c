@@ -210,8 +210,17 @@ static int map_secret(struct region *r)
 {
 	int fd = sm_memfd_secret();
 
-	if (fd < 0)
-		return fd == -EACCES ? -EPERM : fd; /* an LSM's refusal */
+	if (fd < 0) {
+		if (fd == -EACCES)
+			return -EPERM; /* an LSM's refusal */
+		/* a refusal or no fd is the caller's answer; anything else (no
+		 * child process: EAGAIN, or an odd errno a filter returns) is
+		 * a transient failure, reported as no memory */
+		if (is_refusal(fd) || fd == -EMFILE || fd == -ENFILE)
+			return fd;
+		sm_failure_note(SECRETMEM_FAILURE_NOMEM, r->size);
+		return -ENOMEM;
+	}
 	int rc = os_truncate(fd, r->size);
 	if (!rc)
 		rc = os_map_shared_fixed(r->data, r->size, fd);

@@ -8,6 +8,10 @@
  *   (a) has no free file descriptor (RLIMIT_NOFILE = open fds), or
  *   (b) cannot create a process (a normal user at RLIMIT_NPROC), which the
  *       library needs for its memfd_secret call.
+ *   (c) meets a seccomp filter that answers memfd_secret with an errno that
+ *       is neither a refusal (EPERM, ENOSYS) nor "no fd" (EINVAL, EBUSY):
+ *       the creations fail with ENOMEM, never with that errno, before and
+ *       after a first success.
  * Then: secretmem_region_create fails (EMFILE / ENOMEM), secretmem_malloc
  * fails (ENOMEM), no byte of fallback memory exists, the default backend
  * still says "secret"; once the condition is gone, new memory is secret.
@@ -124,6 +128,41 @@ static int case_nproc(void *arg)
 	return expect_no_fallback(ENOMEM);
 }
 
+static int case_odd_errno(void *arg)
+{
+	int err = *(const int *)arg;
+
+	if (tl_seccomp_block(SYS_memfd_secret, err) != 0)
+		return 2;
+	return expect_no_fallback(ENOMEM);
+}
+
+/* After a first success: a region and a new large block fail with ENOMEM. */
+static int case_odd_errno_later(void *arg)
+{
+	int err = *(const int *)arg;
+	struct secretmem_region *first = secretmem_region_create(4096, 0);
+
+	if (!first)
+		return 30;
+	if (tl_seccomp_block(SYS_memfd_secret, err) != 0)
+		return 2;
+	errno = 0;
+	struct secretmem_region *r = secretmem_region_create(4096, 0);
+	if (r || errno != ENOMEM) {
+		printf("region_create after a success: %p %s\n", (void *)r, strerror(errno));
+		return 31;
+	}
+	struct secretmem_stats st;
+	secretmem_stats(&st);
+	if (st.fallback_bytes) {
+		printf("after a success: %zu fallback bytes\n", st.fallback_bytes);
+		return 32;
+	}
+	secretmem_region_destroy(first);
+	return 0;
+}
+
 int main(void)
 {
 	char out[4096];
@@ -139,6 +178,17 @@ int main(void)
 	st = tl_run_child(case_nofile, NULL, out, sizeof(out));
 	printf("no free fd at first use: %s\n%s", tl_status_str(st), out);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "no free fd at first use: %s", tl_status_str(st));
+	static int odd[] = { EINVAL, EBUSY };
+	for (int i = 0; i < 2; i++) {
+		st = tl_run_child(case_odd_errno, &odd[i], out, sizeof(out));
+		printf("filter answers %s at first use: %s\n%s", strerror(odd[i]), tl_status_str(st), out);
+		TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "filter errno %d at first use: %s", odd[i],
+			 tl_status_str(st));
+		st = tl_run_child(case_odd_errno_later, &odd[i], out, sizeof(out));
+		printf("filter answers %s after a success: %s\n%s", strerror(odd[i]), tl_status_str(st), out);
+		TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "filter errno %d after a success: %s", odd[i],
+			 tl_status_str(st));
+	}
 	if (geteuid() == 0) {
 		st = tl_run_child(case_nproc, NULL, out, sizeof(out));
 		printf("RLIMIT_NPROC reached at first use: %s\n%s", tl_status_str(st), out);
