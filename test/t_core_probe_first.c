@@ -78,6 +78,6 @@ int main(void)
 	st = tl_run_child(first_refused, NULL, out, sizeof(out));
 	fputs(out, stdout);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "refusal child: %s", tl_status_str(st));
-	printf("ok: the first creation is the probe; its answer is cached\n");
+	printf("ok: the first creation is the probe; a refusal it meets is cached\n");
 	return TL_PASS;
 }
