@@ -298,11 +298,11 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 
 	int backend = SECRETMEM_BACKEND_SECRET;
 	int require = require_secret || sm_option(SECRETMEM_OPT_REQUIRE);
+	/* 0 or a cached refusal: transient failures are never cached, and
+	 * map_secret classifies those of this creation's own call */
 	int probe = sm_probe_cached();
 	if (probe) {
 		sm_failure_note(refusal_cause(probe), size);
-		if (!is_refusal(probe)) /* transient: fail, never fall back */
-			return probe == -EMFILE || probe == -ENFILE ? probe : -ENOMEM;
 		if (require)
 			return probe;
 		warn_fallback(probe);
@@ -325,10 +325,9 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 		rc = map_secret(r);
 		if (rc && rc != -ENOMEM)
 			sm_failure_note(refusal_cause(rc), size);
-		if (rc == -EAGAIN)
-			rc = -ENOMEM; /* no child process for the call */
 		if (is_refusal(rc) && !require) {
-			/* a filter installed after the probe */
+			/* the first creation's own call, or a filter installed
+			 * after the probe */
 			warn_fallback(rc);
 			backend = SECRETMEM_BACKEND_FALLBACK;
 			rc = 0;
