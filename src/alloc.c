@@ -24,23 +24,6 @@
 #include "slab.h"
 
 /*
- * glibc's flag (2.32+): the process has had no second thread (pthread_create
- * clears it before the thread exists; it never comes back).  While it is
- * set no other thread can free a block at the same time, so free's
- * double-free check needs no atomic step (glibc's malloc relies on the same
- * flag).  Without it the check is always atomic.
- */
-#if defined(__has_include)
-#if __has_include(<sys/single_threaded.h>)
-#include <sys/single_threaded.h>
-#define SM_SINGLE_THREADED() (__libc_single_threaded != 0)
-#endif
-#endif
-#ifndef SM_SINGLE_THREADED
-#define SM_SINGLE_THREADED() 0
-#endif
-
-/*
  * live: blocks of the class this thread allocated minus those it freed
  * (negative when it frees others' blocks); written by the owner only, read
  * by secretmem_stats.  It shares the bin's cache line, which malloc and free
@@ -506,6 +489,15 @@ static inline __attribute__((always_inline)) void free_small(struct tcache *tc, 
 	count_free(b, s->size);
 }
 
+/* Free the run s whose block starts at p (fatal if not live). */
+static void free_run(void *p, struct slab *s)
+{
+	VG_FREE(p);
+	sm_run_free(s);
+	if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
+		sm_release_unused();
+}
+
 static void free_block(struct tcache *tc, void *p, const struct blockref *ref)
 {
 	if (ref->large) {
@@ -517,10 +509,7 @@ static void free_block(struct tcache *tc, void *p, const struct blockref *ref)
 	}
 	struct slab *s = ref->slab;
 	if (SM_UNLIKELY(sm_is_run(s))) {
-		VG_FREE(p);
-		sm_run_free(s);
-		if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
-			sm_release_unused();
+		free_run(p, s);
 		return;
 	}
 	free_small(tc, p, s, ref->idx);
@@ -542,8 +531,10 @@ static __attribute__((noinline)) void free_slow(void *p)
 	free_block(tc, p, &ref);
 }
 
-/* Fast path: the start of a slot of a small class, this thread has a cache;
- * everything else (and every error's diagnosis) in free_slow. */
+/* Fast paths: the start of a slot of a small class when this thread has a
+ * cache, and the start of a run (sm_lookup_slot found the block's exact
+ * start: the run's state byte tells a double free); everything else (and
+ * every error's diagnosis) in free_slow. */
 SM_API void secretmem_free(void *p)
 {
 	struct tcache *tc = tls_tc;
@@ -553,10 +544,12 @@ SM_API void secretmem_free(void *p)
 	if (!p)
 		return;
 	s = sm_lookup_slot(p, &idx);
-	if (SM_UNLIKELY(!s || !tc || sm_is_run(s)))
-		free_slow(p);
-	else
+	if (SM_LIKELY(s && tc && !sm_is_run(s)))
 		free_small(tc, p, s, idx);
+	else if (s && sm_is_run(s))
+		free_run(p, s);
+	else
+		free_slow(p);
 }
 
 /*
@@ -759,6 +752,10 @@ int sm_free_if_ours(void *p)
 
 	if (SM_LIKELY(s && tc && !sm_is_run(s))) {
 		free_small(tc, p, s, idx);
+		return 1;
+	}
+	if (s && sm_is_run(s)) {
+		free_run(p, s);
 		return 1;
 	}
 	if (sm_lookup(p, &ref) == LOOKUP_FOREIGN)

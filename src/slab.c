@@ -306,7 +306,14 @@ static void radix_clear_all(void)
 static struct {
 	atomic_size_t mapped_bytes, regions, regions_created, pages_faulted, pages_released;
 	atomic_size_t large_live, large_bytes;
+	atomic_size_t run_live, run_bytes; /* written under pages_lock only */
 } ctr;
+
+/* A counter only written under one lock: no locked instruction needed. */
+static inline void ctr_locked_add(atomic_size_t *c, size_t v)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
+}
 
 void sm_counters_get(struct sm_counters *c)
 {
@@ -315,8 +322,8 @@ void sm_counters_get(struct sm_counters *c)
 	c->regions_created = atomic_load(&ctr.regions_created);
 	c->pages_faulted = atomic_load(&ctr.pages_faulted);
 	c->pages_released = atomic_load(&ctr.pages_released);
-	c->large_live = atomic_load(&ctr.large_live);
-	c->large_bytes = atomic_load(&ctr.large_bytes);
+	c->large_live = atomic_load(&ctr.large_live) + atomic_load(&ctr.run_live);
+	c->large_bytes = atomic_load(&ctr.large_bytes) + atomic_load(&ctr.run_bytes);
 }
 
 size_t sm_page_shift;
@@ -1122,8 +1129,6 @@ static void run_place(struct slab *s, size_t use, size_t align)
 	s->inv = (((uint64_t)1 << 40) + use - 1) / use;
 	SM_UNPOISON(s->start, use);
 	atomic_store_explicit((_Atomic uint8_t *)&s->state[0], SLOT_LIVE, memory_order_release);
-	atomic_fetch_add(&ctr.large_live, 1);
-	atomic_fetch_add(&ctr.large_bytes, use);
 }
 
 /* A run for use bytes at align (<= a page); -ENOSPC if above the classes. */
@@ -1142,10 +1147,19 @@ static int run_alloc(size_t use, size_t align, void **out, size_t *usable)
 	struct slab *s = run_free_head[rc];
 	while (s && secret_only && sm_slab_fallback(s))
 		s = s->next;
-	if (s)
-		run_unlink_cached(s);
-	else
+	if (s) {
+		run_unlink_cached(s); /* no system call: nothing to cancel */
+	} else {
+		/* cancellation off: a cancelled carve would leave the lock
+		 * held or a new chunk unreachable */
+		int old = sm_cancel_off();
 		err = run_carve(rc, secret_only, &s);
+		sm_cancel_restore(old);
+	}
+	if (!err) {
+		ctr_locked_add(&ctr.run_live, 1);
+		ctr_locked_add(&ctr.run_bytes, use);
+	}
 	pthread_mutex_unlock(&pages_lock);
 	if (err)
 		return err;
@@ -1162,13 +1176,19 @@ static int run_alloc(size_t use, size_t align, void **out, size_t *usable)
 
 void sm_run_free(struct slab *s)
 {
+	_Atomic uint8_t *state = (_Atomic uint8_t *)&s->state[0];
 	uint8_t expected = SLOT_LIVE;
 
-	if (!atomic_compare_exchange_strong_explicit((_Atomic uint8_t *)&s->state[0], &expected, SLOT_CACHED,
-						     memory_order_acq_rel, memory_order_relaxed))
+	if (SM_SINGLE_THREADED()) {
+		/* one thread: nobody else can free it meanwhile */
+		if (SM_UNLIKELY(atomic_load_explicit(state, memory_order_relaxed) != SLOT_LIVE))
+			sm_fatal("double free");
+		atomic_store_explicit(state, SLOT_CACHED, memory_order_relaxed);
+	} else if (!atomic_compare_exchange_strong_explicit(state, &expected, SLOT_CACHED, memory_order_acq_rel,
+							     memory_order_relaxed)) {
 		sm_fatal("double free");
-	atomic_fetch_sub(&ctr.large_live, 1);
-	atomic_fetch_sub(&ctr.large_bytes, s->size);
+	}
+	size_t size = s->size;
 	/* from the page holding the start: the slack before it too */
 	unsigned char *from = (unsigned char *)((uintptr_t)s->start & ~(uintptr_t)(page_size - 1));
 	size_t len = (size_t)(run_end(s) - from);
@@ -1191,6 +1211,8 @@ void sm_run_free(struct slab *s)
 	lru_head = s;
 	s->on_partial = 1;
 	run_cached_bytes += (size_t)s->npages << page_shift;
+	ctr_locked_add(&ctr.run_live, (size_t)-1);
+	ctr_locked_add(&ctr.run_bytes, -size);
 	while (run_cached_bytes > RUN_CACHE_BYTES && run_evict_one())
 		;
 	pthread_mutex_unlock(&pages_lock);
@@ -1257,7 +1279,27 @@ static struct large *large_cache_take_all(void)
 	return l;
 }
 
-static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
+/* A new mapped large block in l (from meta_alloc, NULL if it failed). */
+static int new_large(struct large *l, size_t bytes)
+{
+	if (!l)
+		return -ENOMEM;
+	l->own.kind = OWNER_LARGE;
+	int rc = new_region(&l->reg, bytes, 1, &l->own);
+	struct large *kept;
+	if (rc == -ENOMEM && (kept = large_cache_take_all()) != NULL) {
+		/* the kept blocks hold memory-lock budget: give it back */
+		large_destroy_list(kept);
+		rc = new_region(&l->reg, bytes, 1, &l->own);
+	}
+	if (rc)
+		meta_release(l, sizeof(*l));
+	return rc;
+}
+
+/* Cancellation is off only where a mapping is made (run_alloc, new_large):
+ * a kept block is reused with no system call, so no cancellation point. */
+int sm_large_alloc(size_t size, size_t align, void **out, size_t *usable)
 {
 	if (size > SIZE_MAX / 4 || align > SIZE_MAX / 4)
 		return -ENOMEM;
@@ -1304,21 +1346,12 @@ static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
 		if (!sm_sample_zero(at, (size_t)(end - at)))
 			sm_fatal("freed block was modified (write after free)");
 	} else {
-		l = meta_alloc(sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		l->own.kind = OWNER_LARGE;
-		int rc = new_region(&l->reg, bytes, 1, &l->own);
-		struct large *kept;
-		if (rc == -ENOMEM && (kept = large_cache_take_all()) != NULL) {
-			/* the kept blocks hold memory-lock budget: give it back */
-			large_destroy_list(kept);
-			rc = new_region(&l->reg, bytes, 1, &l->own);
-		}
-		if (rc) {
-			meta_release(l, sizeof(*l));
+		/* cancellation off: a cancelled creation would leave its
+		 * secret mapping behind, unreachable */
+		int old = sm_cancel_off(), rc = new_large(l = meta_alloc(sizeof(*l)), bytes);
+		sm_cancel_restore(old);
+		if (rc)
 			return rc;
-		}
 	}
 	l->usable = use;
 	l->ptr = large_place(&l->reg, use, align); /* its end at the guard, if align allows */
@@ -1330,16 +1363,6 @@ static int large_alloc(size_t size, size_t align, void **out, size_t *usable)
 	*out = l->ptr;
 	*usable = use;
 	return 0;
-}
-
-/* Cancellation off: a cancelled creation would leave its secret mapping
- * behind, unreachable. */
-int sm_large_alloc(size_t size, size_t align, void **out, size_t *usable)
-{
-	int old = sm_cancel_off(), rc = large_alloc(size, align, out, usable);
-
-	sm_cancel_restore(old);
-	return rc;
 }
 
 void sm_large_free(struct large *l)
@@ -1579,6 +1602,8 @@ void sm_slab_fork_child(int drop)
 		atomic_store(&ctr.regions, 0);
 		atomic_store(&ctr.large_live, 0);
 		atomic_store(&ctr.large_bytes, 0);
+		atomic_store(&ctr.run_live, 0);
+		atomic_store(&ctr.run_bytes, 0);
 	}
 	/* the mutexes were taken by the forking thread, the only one here */
 	sm_slab_fork_parent();

@@ -37,6 +37,23 @@
 #include <stdint.h>
 #include "internal.h"
 
+/*
+ * glibc's flag (2.32+): the process has had no second thread (pthread_create
+ * clears it before the thread exists; it never comes back).  While it is
+ * set no other thread can free a block at the same time, so free's
+ * double-free checks (slots and runs) need no atomic step (glibc's malloc
+ * relies on the same flag).  Without it the checks are always atomic.
+ */
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define SM_SINGLE_THREADED() (__libc_single_threaded != 0)
+#endif
+#endif
+#ifndef SM_SINGLE_THREADED
+#define SM_SINGLE_THREADED() 0
+#endif
+
 #define SM_NCLASS 41
 #define SM_SMALL_MAX 16384u
 #define SM_GRANULE_SHIFT 21

@@ -57,13 +57,13 @@ static void *thread_free(void *p)
 	return NULL;
 }
 
-/* First free in another thread, second in this one. */
+/* First free in another thread, second in this one (after which the
+ * process has had a second thread: free's atomic step). */
 static int cross_thread(void *arg)
 {
 	pthread_t t;
-	void *p = secretmem_malloc(64);
+	void *p = secretmem_malloc((size_t)(uintptr_t)arg);
 
-	(void)arg;
 	pthread_create(&t, NULL, thread_free, p);
 	pthread_join(t, NULL);
 	secretmem_free(p);
@@ -79,9 +79,13 @@ int main(void)
 	tl_expect_fatal("double free, 20 bytes", small, (void *)(uintptr_t)20, MSG);
 	tl_expect_fatal("double free, 16384 bytes", small, (void *)(uintptr_t)16384, MSG);
 	tl_expect_fatal("double free, large (40000 bytes)", small, (void *)(uintptr_t)40000, MSG);
+	tl_expect_fatal("double free, a run of the TLS record size (16712 bytes)", small, (void *)(uintptr_t)16712,
+			MSG);
 	tl_expect_fatal("double free, malloc(0)", small, (void *)(uintptr_t)0, MSG);
 	tl_expect_fatal("double free after other frees", interleaved, NULL, MSG);
 	tl_expect_fatal("double free of a calloc block", calloc_block, NULL, MSG);
-	tl_expect_fatal("double free, first free in another thread", cross_thread, NULL, MSG);
+	tl_expect_fatal("double free, first free in another thread", cross_thread, (void *)(uintptr_t)64, MSG);
+	tl_expect_fatal("double free of a run (20000 bytes), first free in another thread", cross_thread,
+			(void *)(uintptr_t)20000, MSG);
 	return TL_PASS;
 }
