@@ -136,9 +136,10 @@ $(CLI): $(TOOL_OBJ) $(STLIB)
 
 # The preload module carries its own copy of the library (no dependency on
 # libsecretmem.so at run time) and resolves OpenSSL at run time (no -lcrypto).
-$(BUILD)/obj/preload/%.o: preload/%.c include/secretmem.h $(wildcard preload/*.h)
+# -Isrc: memfn.c frees with the copy's sm_free_if_ours (internal.h).
+$(BUILD)/obj/preload/%.o: preload/%.c include/secretmem.h $(wildcard preload/*.h) src/internal.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -Isrc -fPIC -fvisibility=hidden -c $< -o $@
 
 # exports.map: only the OpenSSL/stdio interposers, not the library's own
 # secretmem_* (a program linking libsecretmem.so keeps its own allocator).

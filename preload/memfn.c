@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "secretmem.h"
+#include "internal.h"
 #include "preload.h"
 
 static int used; /* OpenSSL allocated through these functions */
@@ -109,14 +110,22 @@ static void *all_malloc(size_t num, const char *file, int line)
 	return malloc(num);
 }
 
+/* One lookup: a secret block is freed (a double or interior free of one
+ * is fatal, as in secretmem_free); any other is the ordinary-memory
+ * fallback's. */
 static void all_free(void *ptr, const char *file, int line)
 {
+	(void)file;
+	(void)line;
 	if (!ptr)
 		return;
-	if (secretmem_owns(ptr))
-		free_secret(ptr);
-	else
-		clear_free(ptr, file, line); /* the ordinary-memory fallback */
+	pl_secure_untrack(ptr); /* a no-op unless the secure heap tracks blocks */
+	if (sm_free_if_ours(ptr)) {
+		pl_secret_freed();
+		return;
+	}
+	explicit_bzero(ptr, malloc_usable_size(ptr));
+	free(ptr);
 }
 
 static void *all_realloc(void *ptr, size_t num, const char *file, int line)

@@ -422,6 +422,26 @@ static int cmd_secmem(const char *mode)
 	return failures ? 1 : 0;
 }
 
+/* OPENSSL_free() twice on one block of n bytes, or (interior) once on
+ * the block's start + 16: must not return. */
+static int cmd_badfree(size_t n, int interior)
+{
+	unsigned char *p = OPENSSL_malloc(n);
+
+	if (!p || n <= 16)
+		return 2;
+	memset(p, 0x5a, n);
+	printf("badfree: %zu-byte block at %p\n", n, (void *)p);
+	if (interior) {
+		OPENSSL_free(p + 16);
+	} else {
+		OPENSSL_free(p);
+		OPENSSL_free(p);
+	}
+	printf("badfree: the bad OPENSSL_free() returned\n");
+	return 3;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -437,6 +457,9 @@ int main(int argc, char **argv)
 		return cmd_setmem();
 	if (argc >= 3 && strcmp(argv[1], "secmem") == 0)
 		return cmd_secmem(argv[2]);
-	fprintf(stderr, "usage: ossl_probe sizemax|exhaust SOFT|twocopies PATH|setmem|secmem MODE\n");
+	if (argc >= 3 && (strcmp(argv[1], "doublefree") == 0 || strcmp(argv[1], "interiorfree") == 0))
+		return cmd_badfree(strtoul(argv[2], NULL, 0), argv[1][0] == 'i');
+	fprintf(stderr, "usage: ossl_probe sizemax|exhaust SOFT|twocopies PATH|setmem|secmem MODE|"
+		"doublefree SIZE|interiorfree SIZE\n");
 	return 2;
 }
