@@ -489,9 +489,12 @@ static inline __attribute__((always_inline)) void free_small(struct tcache *tc, 
 	count_free(b, s->size);
 }
 
-/* Free the run s whose block starts at p (fatal if not live). */
+/* Free the run s whose block starts at p (fatal if not live: checked
+ * before valgrind hears of the free; sm_run_free's step decides). */
 static void free_run(void *p, struct slab *s)
 {
+	if (SM_UNLIKELY(atomic_load_explicit((_Atomic uint8_t *)&s->state[0], memory_order_relaxed) != SLOT_LIVE))
+		sm_fatal("double free");
 	VG_FREE(p);
 	sm_run_free(s);
 	if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
@@ -740,15 +743,15 @@ void sm_alloc_thread_done(void)
 	}
 }
 
-/* free(p) of the heap module: one lookup on the fast path.  p ours: freed
- * as by secretmem_free (fatal for a double or interior free), 1; foreign:
- * untouched, 0. */
+/* free(p) of the heap module and of the preload module's mode all: one
+ * lookup on the fast path.  p in memory of ours (sm_in_our_memory): freed
+ * as by secretmem_free (fatal for a double or interior free, and for a
+ * stale pointer into pages a trim gave back), 1; foreign: untouched, 0. */
 int sm_free_if_ours(void *p)
 {
 	struct tcache *tc = tls_tc;
 	unsigned idx;
 	struct slab *s = sm_lookup_slot(p, &idx);
-	struct blockref ref;
 
 	if (SM_LIKELY(s && tc && !sm_is_run(s))) {
 		free_small(tc, p, s, idx);
@@ -758,7 +761,7 @@ int sm_free_if_ours(void *p)
 		free_run(p, s);
 		return 1;
 	}
-	if (sm_lookup(p, &ref) == LOOKUP_FOREIGN)
+	if (!sm_in_our_memory(p))
 		return 0;
 	free_slow(p);
 	return 1;

@@ -60,9 +60,14 @@ void *sm_alloc_aligned(size_t align, size_t size);
  * free p (a live block, else fatal as secretmem_free) without making one. */
 void sm_alloc_thread_done(void);
 void sm_free_nocache(void *p);
-/* The heap module's free: p of this allocator is freed as by secretmem_free
- * (fatal if not live or not a block start), 1; a foreign p: untouched, 0. */
+/* The free of the heap module and of the preload module's mode all: p in
+ * memory of this allocator is freed as by secretmem_free (fatal if not live
+ * or not a block start, also after a trim gave its pages back), 1; a
+ * foreign p: untouched, 0. */
 int sm_free_if_ours(void *p);
+/* Whether p lies in a chunk's pages or a large block's region of this
+ * allocator (live or not): an address no other allocator can own. */
+int sm_in_our_memory(const void *p);
 
 /* ---- options.c -------------------------------------------------------- */
 

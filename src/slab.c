@@ -838,6 +838,25 @@ int sm_lookup(const void *p, struct blockref *ref)
 	return st == SLOT_LIVE ? LOOKUP_OK : LOOKUP_NOT_LIVE;
 }
 
+/* Whether p lies in memory of ours (a chunk's pages, a large block's
+ * region), whatever is there now: a live block, a freed one, or pages a
+ * trim or an eviction gave back to the chunk.  Such an address is never
+ * another allocator's. */
+int sm_in_our_memory(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	struct owner *o = radix_get(a);
+
+	if (!o)
+		return 0;
+	if (o->kind == OWNER_LARGE) {
+		const struct large *l = (const struct large *)o;
+		return a >= (uintptr_t)l->reg.data && a < (uintptr_t)l->reg.data + l->reg.size;
+	}
+	const struct chunk *c = (const struct chunk *)o;
+	return a >= (uintptr_t)c->reg.data && a - (uintptr_t)c->reg.data < ((size_t)c->npages << page_shift);
+}
+
 /* ---- runs: large blocks in chunk pages ----------------------------------- */
 
 /*
@@ -1506,14 +1525,21 @@ int sm_slab_fork_guard(const struct region *r, size_t pg)
  */
 static void scrub_free_slots(void)
 {
+	/* the run counters, recounted: a thread caught between a run's state
+	 * change and its counter update under pages_lock is not in the child */
+	size_t live = 0, bytes = 0;
+
 	for (struct chunk *c = chunk_list.next; c != &chunk_list; c = c->next) {
 		for (size_t pg = 0; pg < c->npages; pg++) {
 			struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_relaxed);
 			if (!s || s->first_page != pg)
 				continue;
 			if (sm_is_run(s)) {
-				if (s->state[0] == SLOT_LIVE)
+				if (s->state[0] == SLOT_LIVE) {
+					live++;
+					bytes += s->size;
 					continue;
+				}
 				unsigned char *p = c->reg.data + (pg << page_shift);
 				size_t len = (size_t)s->npages << page_shift;
 				SM_SHOW(p, len);
@@ -1538,6 +1564,8 @@ static void scrub_free_slots(void)
 			    os_protect(c->reg.data + (pg << page_shift), page_size, PROT_NONE))
 				sm_warn("fork: could not set a guard page in the child", NULL, NULL);
 	}
+	atomic_store(&ctr.run_live, live);
+	atomic_store(&ctr.run_bytes, bytes);
 }
 
 /*
