@@ -445,6 +445,8 @@ static void free_other(void *p, int kind)
 		sm_fatal("double free");
 	if (kind == LOOKUP_INTERIOR)
 		sm_fatal("invalid pointer (not the start of a block)");
+	if (sm_in_our_memory(p)) /* a freed block whose pages were taken back */
+		sm_fatal("invalid pointer (not allocated by secretmem)");
 	if (is_early(p))
 		early_free(p);
 	else
@@ -502,7 +504,7 @@ static size_t block_usable(void *p, int kind, const struct blockref *ref)
 {
 	if (kind == LOOKUP_OK)
 		return ref->usable;
-	if (kind != LOOKUP_FOREIGN)
+	if (kind != LOOKUP_FOREIGN || sm_in_our_memory(p))
 		return 0;
 	return is_early(p) ? early_size(p) : plain_usable(p);
 }
@@ -518,7 +520,7 @@ static void *realloc_any(void *p, size_t size)
 		return NULL;
 	}
 	int kind = sm_lookup(p, &ref);
-	if (kind == LOOKUP_NOT_LIVE || kind == LOOKUP_INTERIOR)
+	if (kind == LOOKUP_NOT_LIVE || kind == LOOKUP_INTERIOR || (kind == LOOKUP_FOREIGN && sm_in_our_memory(p)))
 		free_other(p, kind); /* fatal */
 	if (kind == LOOKUP_FOREIGN && !is_early(p)) {
 		size_t before = plain_usable(p);

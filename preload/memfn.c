@@ -139,7 +139,7 @@ static void *all_realloc(void *ptr, size_t num, const char *file, int line)
 		all_free(ptr, file, line);
 		return NULL;
 	}
-	if (!secretmem_owns(ptr)) {
+	if (!sm_in_our_memory(ptr)) {
 		/* An ordinary block: secret memory now, if it is available. */
 		p = all_malloc(num, file, line);
 		if (!p)

@@ -2,8 +2,9 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * t_heap_misuse - heap mode's misuse policy, as documented in
- * secretmem-heap(7): a double free and the free or realloc of an interior
- * pointer of secret memory are fatal with the library's fixed message
+ * secretmem-heap(7): a double free, the free or realloc of an interior
+ * pointer of secret memory, and the free or realloc of a freed block whose
+ * pages a trim took back ("stale") are fatal with the library's fixed message
  * (SIGABRT), as glibc's own checks abort; a pointer the module does not own
  * goes to glibc's free, which aborts for a stack address ("free(): invalid
  * pointer") and frees a real glibc block without a word (realloc moves such
@@ -36,6 +37,17 @@ static int child(const char *c)
 		char *volatile q = malloc(100000);
 		free(q);
 		free(q);
+	} else if (strcmp(c, "stale") == 0 || strcmp(c, "stale-realloc") == 0) {
+		/* a freed run whose pages a trim took back (p, live, keeps the
+		 * chunk): its address is still in the module's secret pages */
+		char *volatile q = malloc(16712);
+		free(q);
+		malloc_trim(0);
+		TL_CHECK(hr_where(q) == 's', "the chunk went away: nothing to check");
+		if (c[5] == '-')
+			q = realloc(q, 100);
+		else
+			free(q);
 	} else if (strcmp(c, "interior") == 0) {
 		free(p + 8);
 	} else if (strcmp(c, "interior-realloc") == 0) {
@@ -91,6 +103,8 @@ int main(int argc, char **argv)
 	hr_module();
 	expect(argv[0], "double", "secretmem: fatal: double free");
 	expect(argv[0], "double-large", "secretmem: fatal: double free");
+	expect(argv[0], "stale", "secretmem: fatal: invalid pointer (not allocated by secretmem)");
+	expect(argv[0], "stale-realloc", "secretmem: fatal: invalid pointer (not allocated by secretmem)");
 	expect(argv[0], "interior", "secretmem: fatal: invalid pointer (not the start of a block)");
 	expect(argv[0], "interior-realloc", "secretmem: fatal: invalid pointer (not the start of a block)");
 	expect(argv[0], "stack", "free(): invalid pointer");
