@@ -334,9 +334,10 @@ static void fork_child(void)
 	/* a region whose copy failed was dropped: the heap cannot trust its
 	 * chunks any more, so it starts empty as with the drop policy */
 	int empty = policy == SECRETMEM_FORK_DROP || failed;
-	if (policy == SECRETMEM_FORK_SHARE && !empty)
+	if (policy == SECRETMEM_FORK_SHARE && !empty) {
+		sm_slab_fork_recount();
 		sm_slab_fork_parent(); /* just unlock: the pages are the parent's too */
-	else
+	} else
 		sm_slab_fork_child(empty);
 	if (empty)
 		sm_alloc_fork_child_empty();

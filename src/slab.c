@@ -1525,21 +1525,14 @@ int sm_slab_fork_guard(const struct region *r, size_t pg)
  */
 static void scrub_free_slots(void)
 {
-	/* the run counters, recounted: a thread caught between a run's state
-	 * change and its counter update under pages_lock is not in the child */
-	size_t live = 0, bytes = 0;
-
 	for (struct chunk *c = chunk_list.next; c != &chunk_list; c = c->next) {
 		for (size_t pg = 0; pg < c->npages; pg++) {
 			struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_relaxed);
 			if (!s || s->first_page != pg)
 				continue;
 			if (sm_is_run(s)) {
-				if (s->state[0] == SLOT_LIVE) {
-					live++;
-					bytes += s->size;
+				if (s->state[0] == SLOT_LIVE)
 					continue;
-				}
 				unsigned char *p = c->reg.data + (pg << page_shift);
 				size_t len = (size_t)s->npages << page_shift;
 				SM_SHOW(p, len);
@@ -1564,6 +1557,23 @@ static void scrub_free_slots(void)
 			    os_protect(c->reg.data + (pg << page_shift), page_size, PROT_NONE))
 				sm_warn("fork: could not set a guard page in the child", NULL, NULL);
 	}
+}
+
+/* In a fork child, every lock held: the run counters, recounted from the
+ * live runs.  A thread the fork caught between a run's state change and
+ * its counter update under pages_lock does not exist in the child. */
+void sm_slab_fork_recount(void)
+{
+	size_t live = 0, bytes = 0;
+
+	for (struct chunk *c = chunk_list.next; c != &chunk_list; c = c->next)
+		for (size_t pg = 0; pg < c->npages; pg++) {
+			struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_relaxed);
+			if (s && s->first_page == pg && sm_is_run(s) && s->state[0] == SLOT_LIVE) {
+				live++;
+				bytes += s->size;
+			}
+		}
 	atomic_store(&ctr.run_live, live);
 	atomic_store(&ctr.run_bytes, bytes);
 }
@@ -1606,6 +1616,7 @@ void sm_slab_fork_child(int drop)
 
 	if (!drop) {
 		scrub_free_slots();
+		sm_slab_fork_recount();
 		/* their pages were not copied (fork.c): give them back */
 		cached = large_cache;
 		large_cache = NULL;

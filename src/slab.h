@@ -254,9 +254,13 @@ int sm_slab_fork_guard(const struct region *r, size_t pg);
  * Otherwise (copy): zero every slot that is not live, since the parent's
  * other threads may have freed blocks between the copy and the fork, give
  * the free runs' pages back to their chunks (zeroed), set the live runs'
- * guard pages again, and give back the cached large blocks (not copied).
+ * guard pages again, give back the cached large blocks (not copied), and
+ * recount the runs (below).
  */
 void sm_slab_fork_child(int drop);
+/* In the child, every lock held (copy, and share before the unlock): the
+ * live-run counters of secretmem_stats recounted from the runs' states. */
+void sm_slab_fork_recount(void);
 
 /* An 8-byte word at any address (slots are only 4-aligned). */
 typedef uint64_t __attribute__((may_alias, aligned(1))) sm_word;

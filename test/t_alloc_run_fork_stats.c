@@ -5,7 +5,9 @@
  * free path:
  * (a) a fork child's secretmem_stats() counts exactly the runs that are live
  *     in it, even when the fork caught another thread in the middle of
- *     freeing or allocating a run (the child recounts them);
+ *     freeing or allocating a run (the child recounts them), under the copy
+ *     policy (the default) and under SECRETMEM_FORK=share (a re-run of this
+ *     program);
  * (b) sm_free_if_ours (the free of the heap module and of the preload
  *     module's mode all) treats a stale pointer into pages a trim gave back
  *     to a chunk as ours: fatal, never "foreign" (which would hand it to
@@ -107,10 +109,25 @@ static int stale_free(void *arg)
 	return 3;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	tl_need_secretmem();
+	if (argc > 1 && strcmp(argv[1], "share") == 0) {
+		fork_counts(); /* SECRETMEM_FORK=share, set by the parent run */
+		return 0;
+	}
 	fork_counts();
+	pid_t pid = fork();
+	TL_CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		char *args[] = { argv[0], (char *)"share", NULL };
+		setenv("SECRETMEM_FORK", "share", 1);
+		execv("/proc/self/exe", args);
+		_exit(127);
+	}
+	int status;
+	TL_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "(a) under SECRETMEM_FORK=share: the re-run failed");
 	tl_expect_fatal("(b) sm_free_if_ours after trim", stale_free, NULL,
 			"secretmem: fatal: invalid pointer (not allocated by secretmem)");
 	void *q = malloc(100);
