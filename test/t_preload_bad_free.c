@@ -2,10 +2,10 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * Mode all (secretmem-preload(7)): OPENSSL_free() of a secret block that
- * was already freed, or of a pointer inside one, ends the program with the
- * library's fixed line, for a small block and for a run of OpenSSL's TLS
+ * was already freed, or OPENSSL_free()/OPENSSL_realloc() of a pointer inside
+ * one, ends the program with the library's fixed line, for a small block and for a run of OpenSSL's TLS
  * record-buffer size (16712 bytes); the pointer never reaches libc's free().
- * (test/helpers/ossl_probe doublefree|interiorfree SIZE.)
+ * (test/helpers/ossl_probe doublefree|interiorfree|interiorrealloc SIZE.)
  */
 #include <stdio.h>
 #include "probe.h"
@@ -33,6 +33,8 @@ int main(void)
 	one("doublefree", "16712", "secretmem: fatal: double free");
 	one("interiorfree", "40", "secretmem: fatal: invalid pointer (not the start of a block)");
 	one("interiorfree", "16712", "secretmem: fatal: invalid pointer (not the start of a block)");
+	one("interiorrealloc", "40", "secretmem: fatal: invalid pointer (not the start of a block)");
+	one("interiorrealloc", "16712", "secretmem: fatal: invalid pointer (not the start of a block)");
 	printf("mode all: a double or interior OPENSSL_free() is the library's fatal error\n");
 	return 0;
 }

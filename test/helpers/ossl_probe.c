@@ -422,8 +422,9 @@ static int cmd_secmem(const char *mode)
 	return failures ? 1 : 0;
 }
 
-/* OPENSSL_free() twice on one block of n bytes, or (interior) once on
- * the block's start + 16: must not return. */
+/* OPENSSL_free() twice on one block of n bytes, (interior 1) once on the
+ * block's start + 16, or (interior 2) OPENSSL_realloc() of the start + 16:
+ * must not return. */
 static int cmd_badfree(size_t n, int interior)
 {
 	unsigned char *p = OPENSSL_malloc(n);
@@ -432,7 +433,9 @@ static int cmd_badfree(size_t n, int interior)
 		return 2;
 	memset(p, 0x5a, n);
 	printf("badfree: %zu-byte block at %p\n", n, (void *)p);
-	if (interior) {
+	if (interior == 2) {
+		p = OPENSSL_realloc(p + 16, n / 2);
+	} else if (interior) {
 		OPENSSL_free(p + 16);
 	} else {
 		OPENSSL_free(p);
@@ -457,9 +460,10 @@ int main(int argc, char **argv)
 		return cmd_setmem();
 	if (argc >= 3 && strcmp(argv[1], "secmem") == 0)
 		return cmd_secmem(argv[2]);
-	if (argc >= 3 && (strcmp(argv[1], "doublefree") == 0 || strcmp(argv[1], "interiorfree") == 0))
-		return cmd_badfree(strtoul(argv[2], NULL, 0), argv[1][0] == 'i');
+	if (argc >= 3 && (strcmp(argv[1], "doublefree") == 0 || strcmp(argv[1], "interiorfree") == 0 ||
+			  strcmp(argv[1], "interiorrealloc") == 0))
+		return cmd_badfree(strtoul(argv[2], NULL, 0), argv[1][0] != 'i' ? 0 : argv[1][8] == 'f' ? 1 : 2);
 	fprintf(stderr, "usage: ossl_probe sizemax|exhaust SOFT|twocopies PATH|setmem|secmem MODE|"
-		"doublefree SIZE|interiorfree SIZE\n");
+		"doublefree SIZE|interiorfree SIZE|interiorrealloc SIZE\n");
 	return 2;
 }
