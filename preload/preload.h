@@ -19,9 +19,10 @@
  *              RSA of EVP_PKEY_get1_RSA) in the secure heap too
  *   stdio.c    fclose() clears the stream buffer (key files go through it)
  *   real.c     finding the real OpenSSL functions at run time
- * It uses libsecretmem through include/secretmem.h, plus one internal call
- * (sm_free_if_ours, src/internal.h: a free with a single lookup), and has
- * no link-time dependency on OpenSSL: what it needs is looked up with dlsym().
+ * It uses libsecretmem through include/secretmem.h, plus two internal calls
+ * (src/internal.h: sm_free_if_ours, a free with a single lookup, and
+ * sm_in_our_memory), and has no link-time dependency on OpenSSL: what it
+ * needs is looked up with dlsym().
  */
 #ifndef SECRETMEM_PRELOAD_H
 #define SECRETMEM_PRELOAD_H
