@@ -44,6 +44,13 @@ static void free_secret(void *ptr)
 	pl_secret_freed();
 }
 
+/* An ordinary block, cleared and given back to libc. */
+static void free_ordinary(void *ptr)
+{
+	explicit_bzero(ptr, malloc_usable_size(ptr));
+	free(ptr);
+}
+
 /* ---- mode secure: clear on free ----------------------------------------- */
 
 static void clear_free(void *ptr, const char *file, int line)
@@ -52,12 +59,10 @@ static void clear_free(void *ptr, const char *file, int line)
 	(void)line;
 	if (!ptr)
 		return;
-	if (secretmem_owns(ptr)) {
+	if (secretmem_owns(ptr))
 		free_secret(ptr);
-		return;
-	}
-	explicit_bzero(ptr, malloc_usable_size(ptr));
-	free(ptr);
+	else
+		free_ordinary(ptr);
 }
 
 /* OpenSSL's own CRYPTO_malloc(0) returns NULL without calling anything. */
@@ -120,12 +125,10 @@ static void all_free(void *ptr, const char *file, int line)
 	if (!ptr)
 		return;
 	pl_secure_untrack(ptr); /* a no-op unless the secure heap tracks blocks */
-	if (sm_free_if_ours(ptr)) {
+	if (sm_free_if_ours(ptr))
 		pl_secret_freed();
-		return;
-	}
-	explicit_bzero(ptr, malloc_usable_size(ptr));
-	free(ptr);
+	else
+		free_ordinary(ptr);
 }
 
 static void *all_realloc(void *ptr, size_t num, const char *file, int line)

@@ -24,6 +24,23 @@
 #include "slab.h"
 
 /*
+ * glibc's flag (2.32+): the process has had no second thread (pthread_create
+ * clears it before the thread exists; it never comes back).  While it is
+ * set no other thread can free a block at the same time, so free's
+ * double-free checks (slots and runs) need no atomic step (glibc's malloc
+ * relies on the same flag).  Without it the checks are always atomic.
+ */
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define SM_SINGLE_THREADED() (__libc_single_threaded != 0)
+#endif
+#endif
+#ifndef SM_SINGLE_THREADED
+#define SM_SINGLE_THREADED() 0
+#endif
+
+/*
  * live: blocks of the class this thread allocated minus those it freed
  * (negative when it frees others' blocks); written by the owner only, read
  * by secretmem_stats.  It shares the bin's cache line, which malloc and free
@@ -455,10 +472,11 @@ static __attribute__((noinline)) void give_back(void *p, struct slab *s)
 	sm_arena_give(&r, 1);
 }
 
-/* Free the live-or-not small slot idx of slab s at p (fatal if not live). */
-static inline __attribute__((always_inline)) void free_small(struct tcache *tc, void *p, struct slab *s, unsigned idx)
+/* A freed block's state byte (a slot's or a run's): LIVE -> CACHED, fatal
+ * "double free" if it was not live.  order: of the step's success. */
+static inline __attribute__((always_inline)) void retire_state(uint8_t *st, memory_order order)
 {
-	_Atomic uint8_t *state = (_Atomic uint8_t *)&s->state[idx];
+	_Atomic uint8_t *state = (_Atomic uint8_t *)st;
 	uint8_t expected = SLOT_LIVE;
 
 	if (SM_SINGLE_THREADED()) {
@@ -467,12 +485,18 @@ static inline __attribute__((always_inline)) void free_small(struct tcache *tc, 
 		if (SM_UNLIKELY(atomic_load_explicit(state, memory_order_relaxed) != SLOT_LIVE))
 			sm_fatal("double free");
 		atomic_store_explicit(state, SLOT_CACHED, memory_order_relaxed);
-	} else if (!atomic_compare_exchange_strong_explicit(state, &expected, SLOT_CACHED, memory_order_relaxed,
+	} else if (!atomic_compare_exchange_strong_explicit(state, &expected, SLOT_CACHED, order,
 							     memory_order_relaxed)) {
 		/* one atomic step: two threads freeing the same block cannot
 		 * both win */
 		sm_fatal("double free");
 	}
+}
+
+/* Free the live-or-not small slot idx of slab s at p (fatal if not live). */
+static inline __attribute__((always_inline)) void free_small(struct tcache *tc, void *p, struct slab *s, unsigned idx)
+{
+	retire_state(&s->state[idx], memory_order_relaxed);
 	slot_zero(p, s->size);
 	VG_FREE(p);
 	SM_POISON(p, s->size);
@@ -489,12 +513,11 @@ static inline __attribute__((always_inline)) void free_small(struct tcache *tc, 
 	count_free(b, s->size);
 }
 
-/* Free the run s whose block starts at p (fatal if not live: checked
- * before valgrind hears of the free; sm_run_free's step decides). */
+/* Free the run s whose block starts at p (fatal if not live, before
+ * valgrind hears of the free). */
 static void free_run(void *p, struct slab *s)
 {
-	if (SM_UNLIKELY(atomic_load_explicit((_Atomic uint8_t *)&s->state[0], memory_order_relaxed) != SLOT_LIVE))
-		sm_fatal("double free");
+	retire_state(&s->state[0], memory_order_acq_rel);
 	VG_FREE(p);
 	sm_run_free(s);
 	if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)

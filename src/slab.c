@@ -1195,18 +1195,6 @@ static int run_alloc(size_t use, size_t align, void **out, size_t *usable)
 
 void sm_run_free(struct slab *s)
 {
-	_Atomic uint8_t *state = (_Atomic uint8_t *)&s->state[0];
-	uint8_t expected = SLOT_LIVE;
-
-	if (SM_SINGLE_THREADED()) {
-		/* one thread: nobody else can free it meanwhile */
-		if (SM_UNLIKELY(atomic_load_explicit(state, memory_order_relaxed) != SLOT_LIVE))
-			sm_fatal("double free");
-		atomic_store_explicit(state, SLOT_CACHED, memory_order_relaxed);
-	} else if (!atomic_compare_exchange_strong_explicit(state, &expected, SLOT_CACHED, memory_order_acq_rel,
-							     memory_order_relaxed)) {
-		sm_fatal("double free");
-	}
 	size_t size = s->size;
 	/* from the page holding the start: the slack before it too */
 	unsigned char *from = (unsigned char *)((uintptr_t)s->start & ~(uintptr_t)(page_size - 1));
@@ -1298,9 +1286,11 @@ static struct large *large_cache_take_all(void)
 	return l;
 }
 
-/* A new mapped large block in l (from meta_alloc, NULL if it failed). */
-static int new_large(struct large *l, size_t bytes)
+/* A new mapped large block of bytes in *out. */
+static int new_large(size_t bytes, struct large **out)
 {
+	struct large *l = meta_alloc(sizeof(*l));
+
 	if (!l)
 		return -ENOMEM;
 	l->own.kind = OWNER_LARGE;
@@ -1313,6 +1303,8 @@ static int new_large(struct large *l, size_t bytes)
 	}
 	if (rc)
 		meta_release(l, sizeof(*l));
+	else
+		*out = l;
 	return rc;
 }
 
@@ -1367,7 +1359,7 @@ int sm_large_alloc(size_t size, size_t align, void **out, size_t *usable)
 	} else {
 		/* cancellation off: a cancelled creation would leave its
 		 * secret mapping behind, unreachable */
-		int old = sm_cancel_off(), rc = new_large(l = meta_alloc(sizeof(*l)), bytes);
+		int old = sm_cancel_off(), rc = new_large(bytes, &l);
 		sm_cancel_restore(old);
 		if (rc)
 			return rc;

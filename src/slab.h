@@ -37,23 +37,6 @@
 #include <stdint.h>
 #include "internal.h"
 
-/*
- * glibc's flag (2.32+): the process has had no second thread (pthread_create
- * clears it before the thread exists; it never comes back).  While it is
- * set no other thread can free a block at the same time, so free's
- * double-free checks (slots and runs) need no atomic step (glibc's malloc
- * relies on the same flag).  Without it the checks are always atomic.
- */
-#if defined(__has_include)
-#if __has_include(<sys/single_threaded.h>)
-#include <sys/single_threaded.h>
-#define SM_SINGLE_THREADED() (__libc_single_threaded != 0)
-#endif
-#endif
-#ifndef SM_SINGLE_THREADED
-#define SM_SINGLE_THREADED() 0
-#endif
-
 #define SM_NCLASS 41
 #define SM_SMALL_MAX 16384u
 #define SM_GRANULE_SHIFT 21
@@ -216,7 +199,8 @@ static inline int sm_is_run(const struct slab *s)
 {
 	return s->cls >= SM_NCLASS;
 }
-/* Free the live run s (fatal on a double free): zeroed, kept for reuse. */
+/* Free the run s, whose state byte the caller already took from LIVE to
+ * CACHED (alloc.c, retire_state): zeroed, kept for reuse. */
 void sm_run_free(struct slab *s);
 /* The size to allocate for a block that secretmem_realloc() moves to grow
  * it to size: the size class, or run class, holding twice that (room to
