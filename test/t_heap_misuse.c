@@ -44,6 +44,7 @@ static int child(const char *c)
 		free(q);
 		malloc_trim(0);
 		TL_CHECK(hr_where(q) == 's', "the chunk went away: nothing to check");
+		TL_CHECK(malloc_usable_size(q) == 0, "usable size of a stale pointer into secret pages");
 		if (c[5] == '-')
 			q = realloc(q, 100);
 		else
