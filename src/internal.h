@@ -122,6 +122,9 @@ int sm_fault_regime_probes(void);
 /* Tests: memfd_secret calls the library made so far (probes and creations;
  * not the raw secretmem_memfd()). */
 int sm_memfd_calls(void);
+/* Tests: of those, the calls made in-process (the thread was the process's
+ * only one and had no seccomp filter) rather than in a child. */
+int sm_memfd_inline_calls(void);
 
 /* ---- os.c ------------------------------------------------------------- */
 

@@ -11,14 +11,15 @@
  *
  * Sandboxes: a seccomp filter can be installed at any time, by this thread
  * or (SECCOMP_FILTER_FLAG_TSYNC) by another one, and its action can kill the
- * process.  So every memfd_secret call the library makes runs in a
- * short-lived child that
- * shares the address space and file table with the caller
+ * process.  So a memfd_secret call of the library runs in a short-lived
+ * child that shares the address space and file table with the caller
  * (clone(CLONE_VM | CLONE_VFORK | CLONE_FILES)), with SIGSYS at its default
  * action: a filter that kills or traps then ends the child, never the
- * caller.  See memfd_guarded().  The regime probe runs in that child too, so
- * its mmap/madvise/munmap (raw system calls, like everything the child does)
- * are the only ones outside os.c.
+ * caller.  The one exception is a call that no filter can meet: the caller
+ * is the process's only thread, has no filter, and has every signal blocked
+ * from that check to the call; it is made in-process.  See memfd_guarded().
+ * The regime probe runs where the call runs, so its mmap/madvise/munmap (raw
+ * system calls) are the only ones outside os.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,14 +77,15 @@ SM_API int secretmem_memfd(unsigned int flags)
 /* ---- /proc/self/status, raw ---------------------------------------------- */
 
 /*
- * Read /proc/self/status into buf (NUL-terminated) with raw system calls
- * (no stdio, no malloc, no cancellation point).  Returns the length, or
- * -errno.  The file is about 1.5 KiB; what does not fit is not read.
+ * Read path (/proc/self/status or /proc/thread-self/status) into buf
+ * (NUL-terminated) with raw system calls (no stdio, no malloc, no
+ * cancellation point).  Returns the length, or -errno.  The file is about
+ * 1.5 KiB; what does not fit is not read.
  */
-static long read_status(char *buf, size_t size)
+static long read_proc(const char *path, char *buf, size_t size)
 {
 	int saved = errno;
-	long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	size_t len = 0;
 
 	if (fd < 0) {
@@ -103,6 +105,11 @@ static long read_status(char *buf, size_t size)
 	buf[len] = '\0';
 	errno = saved;
 	return (long)len;
+}
+
+static long read_status(char *buf, size_t size)
+{
+	return read_proc("/proc/self/status", buf, size);
 }
 
 /* The number after "name" at the start of a line of buf; -1 if absent. */
@@ -208,6 +215,7 @@ static atomic_int regime_tries;
 static atomic_int regime_forced = -1; /* tests: sm_fault_regime_force */
 static atomic_int regime_probes;      /* tests: sm_fault_regime_probes */
 
+/* One memfd_secret call, made in a child or (call_in_process) here. */
 struct child_call {
 	volatile int result;
 	int probe;               /* in: probe the regime after the call       */
@@ -274,6 +282,22 @@ static void regime_probe(struct child_call *c)
 }
 #endif
 
+/* The call (and the regime probe when wanted), in the child or in-process. */
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address, no_sanitize_thread, noinline))
+#endif
+static void memfd_body(struct child_call *c)
+{
+#ifdef SM_NR_MEMFD_SECRET
+	long fd = syscall(SM_NR_MEMFD_SECRET, O_CLOEXEC);
+	c->result = fd >= 0 ? (int)fd : -errno;
+	if (fd >= 0 && c->probe)
+		regime_probe(c);
+#else
+	c->result = -ENOSYS;
+#endif
+}
+
 /*
  * The child: same memory, same file table, its own signal handlers (no
  * CLONE_SIGHAND).  Raw system calls only; nothing here touches the
@@ -299,14 +323,7 @@ static int memfd_child(void *arg)
 
 	syscall(SYS_prlimit64, 0, RLIMIT_CORE, &core, NULL);
 	syscall(SYS_rt_sigaction, SIGSYS, ksa, NULL, (size_t)8);
-#ifdef SM_NR_MEMFD_SECRET
-	long fd = syscall(SM_NR_MEMFD_SECRET, O_CLOEXEC);
-	c->result = fd >= 0 ? (int)fd : -errno;
-	if (fd >= 0 && c->probe)
-		regime_probe(c);
-#else
-	c->result = -ENOSYS;
-#endif
+	memfd_body(c);
 	return 0;
 }
 
@@ -438,34 +455,100 @@ int sm_fault_regime_force(int regime)
 }
 
 /*
- * memfd_secret(O_CLOEXEC) in a child: the new fd (in the shared table) or
- * -errno; -EPERM when the child was killed (a filter's KILL or TRAP action);
- * -EAGAIN when no child could be made (RLIMIT_NPROC, the kernel's task
- * limit, or memory): a transient failure that says nothing about secret
- * memory, never a reason to use the fallback.  Until the memory-lock regime
- * is known, the child also probes it (regime_probe) after its call.
+ * Called with every signal blocked: is this thread the process's only one,
+ * with no seccomp filter?  Then no filter can appear before this thread's
+ * next system call: another thread could install one (with
+ * SECCOMP_FILTER_FLAG_TSYNC) only if there were one, only this thread can
+ * make one, and no signal handler can run on it.  /proc/thread-self: the
+ * Seccomp line of /proc/self is the main thread's, which is not this one
+ * when the main thread has exited.  Unreadable: no.
  */
-static int memfd_in_child(void)
+static int lone_thread_unfiltered(void)
 {
-	struct child_call c = { CHILD_KILLED, regime_wanted(), os_page_size(), CHILD_KILLED, -1, 0 };
-	int saved = errno, status, slot = child_stack_take();
+	char buf[4096];
 
-	if (c.probe)
-		atomic_fetch_add_explicit(&regime_probes, 1, memory_order_relaxed);
+	if (read_proc("/proc/thread-self/status", buf, sizeof(buf)) < 0)
+		return 0;
+	return status_field(buf, "Threads:") == 1 && status_field(buf, "Seccomp:") == 0;
+}
+
+static atomic_int memfd_inline; /* tests: sm_memfd_inline_calls */
+
+int sm_memfd_inline_calls(void)
+{
+	return atomic_load(&memfd_inline);
+}
+
+/* The kernel's signal set size (8 bytes; 16 on MIPS). */
+#define KSIGSET_SIZE ((size_t)(_NSIG / 8))
+
+/*
+ * The call in this process when no filter can meet it: 1 (c->result set),
+ * else 0.  A child costs 25-150 us and more (two cross-CPU wake-ups: 1-6 ms
+ * seen on this machine's paravirtualised vCPUs), the check and the call ~20
+ * us.  Raw rt_sigprocmask with the full set, the C library's internal
+ * signals included, for the few microseconds of the check and the call.
+ */
+static int call_in_process(struct child_call *c)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, KSIGSET_SIZE) != 0)
+		return 0;
+	int ok = lone_thread_unfiltered();
+	if (ok)
+		memfd_body(c);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, KSIGSET_SIZE);
+	if (ok)
+		atomic_fetch_add_explicit(&memfd_inline, 1, memory_order_relaxed);
+	return ok;
+}
+
+/* The call in a child (c->result stays CHILD_KILLED if a filter ends it):
+ * 0, or -EAGAIN when no child could be made (RLIMIT_NPROC, the kernel's
+ * task limit, memory), -EPERM when clone itself is refused. */
+static int call_in_child(struct child_call *c)
+{
+	int status, slot = child_stack_take();
+
 	/* the caller waits (CLONE_VFORK) until the child exits */
 	long pid = sm_clone()(memfd_child, child_stack[slot] + CHILD_STACK_SIZE,
-			      CLONE_VM | CLONE_VFORK | CLONE_FILES, &c);
+			      CLONE_VM | CLONE_VFORK | CLONE_FILES, c);
 	if (pid < 0) {
 		atomic_store_explicit(&child_stack_busy[slot], 0, memory_order_release);
-		int rc = errno == ENOMEM || errno == EAGAIN ? -EAGAIN : -EPERM;
-		errno = saved;
-		return rc;
+		return errno == ENOMEM || errno == EAGAIN ? -EAGAIN : -EPERM;
 	}
 	/* exit signal 0: no SIGCHLD reaches the program; __WALL reaps it
 	 * (raw wait4: waitpid is a cancellation point) */
 	while (syscall(SYS_wait4, (pid_t)pid, &status, __WALL, NULL) < 0 && errno == EINTR)
 		;
 	atomic_store_explicit(&child_stack_busy[slot], 0, memory_order_release);
+	return 0;
+}
+
+/*
+ * memfd_secret(O_CLOEXEC), in-process when no filter can meet it, else in
+ * a child: the new fd (in the shared table) or -errno; -EPERM when the child
+ * was killed (a filter's KILL or TRAP action); -EAGAIN when no child could
+ * be made: a transient failure that says nothing about secret memory, never
+ * a reason to use the fallback.  Until the memory-lock regime is known, the
+ * call is followed by its probe (regime_probe), where the call was made.
+ */
+static int memfd_call(void)
+{
+	struct child_call c = { CHILD_KILLED, regime_wanted(), os_page_size(), CHILD_KILLED, -1, 0 };
+	int saved = errno;
+
+	if (c.probe)
+		atomic_fetch_add_explicit(&regime_probes, 1, memory_order_relaxed);
+	if (!call_in_process(&c)) {
+		int err = call_in_child(&c);
+		if (err) {
+			errno = saved;
+			return err;
+		}
+	}
 	int rc = c.result;
 	if (c.probe && rc != CHILD_KILLED && rc >= 0)
 		regime_record(&c);
@@ -482,15 +565,16 @@ int sm_memfd_calls(void)
 
 /*
  * memfd_secret(O_CLOEXEC) that a seccomp filter cannot turn into the
- * caller's death: always made in the child.  Checking /proc/self/status first
- * and calling in-process when it shows no filter would leave a window: another
- * thread can install a filter with SECCOMP_FILTER_FLAG_TSYNC between the read
- * and the call.  The child costs 25-150 us per call here (measured by the
- * change that introduced it: create+destroy of a 16 KiB region, child/direct
- * CPU ratio median 1.36 over 21 interleaved rounds); the library makes the
- * call once per chunk, region or new large block, never per small block.
- * Strict mode (Seccomp: 1) allows no clone(2) at all: see
- * secretmem_supported(3).
+ * caller's death: made in the child, unless call_in_process() finds that no
+ * filter can meet the call.  Reading /proc/self/status and calling
+ * in-process when it shows no filter would not do on its own: another thread
+ * can install a filter with SECCOMP_FILTER_FLAG_TSYNC, or a signal handler on
+ * this one, between the read and the call; hence the thread count and the
+ * blocked signals.  The child costs 25-150 us per call, with a tail of
+ * milliseconds (two cross-CPU wake-ups), the in-process call ~20 us; the
+ * library makes the call once per chunk, region or new large block, never
+ * per small block.  Strict mode (Seccomp: 1) allows no clone(2) and no
+ * openat(2): see secretmem_supported(3).
  */
 static int memfd_guarded(void)
 {
@@ -503,7 +587,7 @@ static int memfd_guarded(void)
 	if (RUNNING_ON_VALGRIND)
 		return raw_memfd_secret(O_CLOEXEC);
 #endif
-	int fd = memfd_in_child();
+	int fd = memfd_call();
 	return fd == -EACCES ? -EPERM : fd; /* an LSM's refusal */
 }
 

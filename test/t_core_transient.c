@@ -7,7 +7,10 @@
  * Secret memory works here, but at the library's first use the process
  *   (a) has no free file descriptor (RLIMIT_NOFILE = open fds), or
  *   (b) cannot create a process (a normal user at RLIMIT_NPROC), which the
- *       library needs for its memfd_secret call.
+ *       library needs for its memfd_secret call while the process has a
+ *       second thread; alone again (and in a process that always had one
+ *       thread) the call is made in-process and new memory is secret at
+ *       that limit.
  *   (c) meets a seccomp filter that answers memfd_secret with an errno that
  *       is neither a refusal (EPERM, ENOSYS) nor "no fd" (EINVAL, EBUSY):
  *       the creations fail with ENOMEM, never with that errno, before and
@@ -20,6 +23,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -115,17 +120,58 @@ static int case_nofile(void *arg)
 	return expect_secret_now();
 }
 
-static int case_nproc(void *arg)
+static atomic_int idle_stop;
+
+static void *idle_thread(void *arg)
 {
 	(void)arg;
-	/* a uid that owns no other process, limited to this one process */
+	while (!atomic_load(&idle_stop))
+		usleep(500);
+	return NULL;
+}
+
+/* Until /proc/self/status counts one thread (a joined thread may still be
+ * exiting); 0, or -1 after two seconds. */
+static int wait_one_thread(void)
+{
+	for (int i = 0; i < 2000; i++) {
+		char buf[4096];
+		int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+		ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+		if (fd >= 0)
+			close(fd);
+		buf[n > 0 ? n : 0] = '\0';
+		if (strstr(buf, "\nThreads:\t1\n"))
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static int case_nproc(void *arg)
+{
+	int lone = *(const int *)arg;
+	/* a uid that owns no other process, limited to this process and (not
+	 * lone) one more thread */
 	uid_t id = (uid_t)(2000000000u + (unsigned)getpid() % 1000000u);
-	struct rlimit one = { 1, 1 };
+	struct rlimit lim = { lone ? 1 : 2, lone ? 1 : 2 };
 	if (setgid(id) != 0 || setuid(id) != 0)
 		return 2;
-	if (setrlimit(RLIMIT_NPROC, &one) != 0)
+	if (setrlimit(RLIMIT_NPROC, &lim) != 0)
 		return 3;
-	return expect_no_fallback(ENOMEM);
+	if (lone)
+		return expect_secret_now();
+	pthread_t t;
+	if (pthread_create(&t, NULL, idle_thread, NULL) != 0)
+		return 4;
+	int rc = expect_no_fallback(ENOMEM);
+	atomic_store(&idle_stop, 1);
+	pthread_join(t, NULL);
+	if (rc)
+		return rc;
+	if (wait_one_thread() != 0)
+		return 5;
+	return expect_secret_now();
 }
 
 static int case_odd_errno(void *arg)
@@ -190,9 +236,14 @@ int main(void)
 			 tl_status_str(st));
 	}
 	if (geteuid() == 0) {
-		st = tl_run_child(case_nproc, NULL, out, sizeof(out));
-		printf("RLIMIT_NPROC reached at first use: %s\n%s", tl_status_str(st), out);
-		TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "RLIMIT_NPROC at first use: %s", tl_status_str(st));
+		static int lone[] = { 0, 1 };
+		for (int i = 0; i < 2; i++) {
+			st = tl_run_child(case_nproc, &lone[i], out, sizeof(out));
+			printf("RLIMIT_NPROC reached at first use, %s: %s\n%s",
+			       lone[i] ? "one thread (in-process call)" : "two threads", tl_status_str(st), out);
+			TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "RLIMIT_NPROC at first use, %s: %s",
+				 lone[i] ? "one thread" : "two threads", tl_status_str(st));
+		}
 	} else {
 		printf("RLIMIT_NPROC case: needs root (to become a user of its own)\n");
 	}
