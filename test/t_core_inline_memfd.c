@@ -15,9 +15,18 @@
  *     and destroys regions in a loop; every process must live (the
  *     creations after the filter fall back);
  *  3. race with a signal handler: the same with one thread, whose SIGALRM
- *     handler (timer at a random moment) installs the filter.
+ *     handler (timer at a random moment) installs the filter;
+ *  4. (x86-64) the same with a handler of signal 32, one of the C library's
+ *     internal signals that sigfillset(3) leaves out, set up with raw
+ *     rt_sigaction and timer_create;
+ *  5. (x86-64) a filter that traps openat, answered by the program's SIGSYS
+ *     handler (a sandbox's broker): the check's read of /proc meets it, the
+ *     handler runs, the process lives and its regions are made (in the
+ *     child).
  * Without the thread check, 2 kills some processes; without the blocked
- * signals, 3 does (each seen failing on a scratch copy of syscall.c).
+ * signals, 3 does; with sigfillset's mask, 4 does; with SIGSYS blocked
+ * during the check, 5 does (each seen failing on a scratch copy of
+ * syscall.c).
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -47,12 +56,14 @@
 #define RACE_WINDOW_US 3000 /* the filter comes within this after the start */
 #define LOOP_US 6000        /* the first thread creates regions this long */
 
-static int install_kill(int tsync)
+/* A filter with action for system call nr (raw calls: also from a signal
+ * handler); tsync: for every thread of the process. */
+static int install_filter(long nr, unsigned int action, int tsync)
 {
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_secret, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, action),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { (unsigned short)(sizeof(filter) / sizeof(filter[0])), filter };
@@ -62,6 +73,11 @@ static int install_kill(int tsync)
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, tsync ? SECCOMP_FILTER_FLAG_TSYNC : 0, &prog) != 0)
 		return -errno;
 	return 0;
+}
+
+static int install_kill(int tsync)
+{
+	return install_filter(SYS_memfd_secret, SECCOMP_RET_KILL_PROCESS, tsync);
 }
 
 static long now_us(void)
@@ -194,6 +210,84 @@ static int race_signal(void *arg)
 	return 0;
 }
 
+#if defined(__x86_64__)
+#include <ucontext.h>
+
+/* 4: signal 32 with a raw handler (glibc's sigaction refuses it). */
+#define SIG_INTERNAL 32
+extern void tl_sig_restorer(void);
+__asm__(".text\n.globl tl_sig_restorer\ntl_sig_restorer:\n mov $15, %rax\n syscall\n");
+
+static volatile sig_atomic_t internal_ran;
+
+static void on_internal(int sig)
+{
+	(void)sig;
+	if (install_kill(0) != 0)
+		_exit(3);
+	internal_ran = 1;
+}
+
+static int race_internal(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	struct secretmem_region *r = secretmem_region_create(4096, 0);
+	if (r)
+		(void)secretmem_region_destroy(r);
+	/* the kernel's struct sigaction: handler, flags, restorer, mask */
+	unsigned long ksa[4] = { (unsigned long)on_internal, 0x04000000UL /* SA_RESTORER */ | SA_RESTART,
+				 (unsigned long)tl_sig_restorer, 0 };
+	TL_CHECK(syscall(SYS_rt_sigaction, SIG_INTERNAL, ksa, NULL, (size_t)8) == 0, "rt_sigaction(32)");
+	struct sigevent ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.sigev_notify = SIGEV_SIGNAL;
+	ev.sigev_signo = SIG_INTERNAL;
+	int timer = -1;
+	TL_CHECK(syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &timer) == 0, "timer_create");
+	struct itimerspec its = { { 0, 0 }, { 0, (100 + (long)(rand_r(&seed) % RACE_WINDOW_US)) * 1000 } };
+	TL_CHECK(syscall(SYS_timer_settime, timer, 0, &its, NULL) == 0, "timer_settime");
+	create_loop();
+	TL_CHECK(internal_ran, "the signal 32 handler did not run within the loop");
+	return 0;
+}
+
+/* 5: a broker-style SIGSYS handler that answers a trapped openat. */
+static volatile sig_atomic_t traps;
+
+static void on_sigsys(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+
+	(void)sig;
+	(void)si;
+	traps++;
+	uc->uc_mcontext.gregs[REG_RAX] = -ENOENT;
+}
+
+static int trap_openat(void *arg)
+{
+	(void)arg;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO;
+	TL_CHECK(sigaction(SIGSYS, &sa, NULL) == 0, "sigaction(SIGSYS)");
+	TL_CHECK(install_filter(SYS_openat, SECCOMP_RET_TRAP, 0) == 0, "cannot install the seccomp filter");
+	int in0 = sm_memfd_inline_calls();
+	for (int i = 0; i < 3; i++) {
+		struct secretmem_region *r = secretmem_region_create(4096, 0);
+		TL_CHECK(r, "secretmem_region_create under an openat TRAP filter: %s", strerror(errno));
+		TL_CHECK(secretmem_region_backend(r) == SECRETMEM_BACKEND_SECRET, "the region is not secret");
+		(void)secretmem_region_destroy(r);
+	}
+	printf("openat trapped to the program's handler: %d trap(s), 3 secret regions, %d in-process call(s)\n",
+	       (int)traps, sm_memfd_inline_calls() - in0);
+	TL_CHECK(traps >= 1, "the check did not meet the openat filter");
+	TL_CHECK(sm_memfd_inline_calls() == in0, "a call was made in-process under a filter");
+	return 0;
+}
+#endif
+
 static void race(const char *what, int (*fn)(void *))
 {
 	static char out[4096]; /* each process's fallback warning */
@@ -223,6 +317,14 @@ int main(void)
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "conditions child: %s", tl_status_str(st));
 	race("filter from another thread (TSYNC)", race_thread);
 	race("filter from a signal handler", race_signal);
+#if defined(__x86_64__)
+	race("filter from a handler of signal 32", race_internal);
+	st = tl_run_child(trap_openat, NULL, out, sizeof(out));
+	fputs(out, stdout);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "openat TRAP child: %s", tl_status_str(st));
+#else
+	printf("signal 32 and openat TRAP cases: x86-64 only\n");
+#endif
 	printf("ok: memfd_secret in-process only where no filter can appear before it\n");
 	return TL_PASS;
 }
