@@ -16,8 +16,9 @@
  * (clone(CLONE_VM | CLONE_VFORK | CLONE_FILES)), with SIGSYS at its default
  * action: a filter that kills or traps then ends the child, never the
  * caller.  The one exception is a call that no filter can meet: the caller
- * is the process's only thread, has no filter, and has every signal blocked
- * from that check to the call; it is made in-process.  See memfd_guarded().
+ * is the process's only thread and has no filter, and every signal but
+ * SIGSYS is blocked from that check to the call; it is made in-process.  See
+ * call_in_process().
  * The regime probe runs where the call runs, so its mmap/madvise/munmap (raw
  * system calls) are the only ones outside os.c.
  */
@@ -457,9 +458,11 @@ int sm_fault_regime_force(int regime)
 	return atomic_exchange(&regime_forced, valid ? regime : -1);
 }
 
-/* A filter was seen: the mode never goes back to 0, so every later call
- * goes to the child without reading /proc again. */
-static atomic_int filter_seen;
+/* Set when a filter was seen (the mode never goes back to 0) or the status
+ * file could not be trusted (a broker's answer, an odd format): every later
+ * call goes to the child without reading /proc again, so a sandbox's SIGSYS
+ * handler or broker meets the check once per process at most. */
+static atomic_int no_inline;
 
 /*
  * Is this thread the process's only one, with no seccomp filter?  Then no
@@ -468,18 +471,28 @@ static atomic_int filter_seen;
  * SECCOMP_FILTER_FLAG_TSYNC) only if there were one.  A thread that has
  * exited but is not yet reaped (a main thread that called pthread_exit)
  * still counts, so such a process always uses the child.
- * /proc/thread-self: the Seccomp line is this thread's.  Unreadable: no.
+ * /proc/thread-self: the Seccomp line is this thread's.  The file must say
+ * it is this thread's (Pid: and Tgid:): a sandbox's broker or a seccomp
+ * supervisor that answers openat by opening the path itself hands back its
+ * own thread's file.  2 KiB holds the lines needed (Seccomp ends near byte
+ * 900); a longer file (a huge Groups: line) loses Seccomp: no.  Unreadable,
+ * or /proc of another PID namespace: no.
  */
-static int lone_thread_unfiltered(void)
+static int lone_thread_unfiltered(long tid, long pid)
 {
-	char buf[4096];
+	char buf[2048];
+	long n = read_proc("/proc/thread-self/status", buf, sizeof(buf));
 
-	if (read_proc("/proc/thread-self/status", buf, sizeof(buf)) < 0)
+	if (n < 0) {
+		/* out of descriptors is transient; anything else (no /proc,
+		 * a refusal, a broker's error) stays */
+		if (n != -EMFILE && n != -ENFILE && n != -ENOMEM && n != -EINTR)
+			atomic_store_explicit(&no_inline, 1, memory_order_relaxed);
 		return 0;
+	}
 	long mode = status_field(buf, "Seccomp:");
-	if (mode != 0) {
-		if (mode > 0)
-			atomic_store_explicit(&filter_seen, 1, memory_order_relaxed);
+	if (status_field(buf, "Pid:") != tid || status_field(buf, "Tgid:") != pid || mode != 0) {
+		atomic_store_explicit(&no_inline, 1, memory_order_relaxed);
 		return 0;
 	}
 	return status_field(buf, "Threads:") == 1;
@@ -492,8 +505,11 @@ int sm_memfd_inline_calls(void)
 	return atomic_load(&memfd_inline);
 }
 
-/* The kernel's signal set size (8 bytes; 16 on MIPS). */
+/* The kernel's signal set: 64 signals (128 on MIPS), in unsigned longs. */
 #define KSIGSET_SIZE ((size_t)(_NSIG / 8))
+#define KSIGSET_WORDS (KSIGSET_SIZE / sizeof(unsigned long))
+#define KSIG_WORD(sig) (((unsigned)(sig) - 1) / (8 * sizeof(unsigned long)))
+#define KSIG_BIT(sig) (1UL << (((unsigned)(sig) - 1) % (8 * sizeof(unsigned long))))
 
 /*
  * The call in this process when no filter can meet it: 1 (c->result set),
@@ -501,35 +517,36 @@ int sm_memfd_inline_calls(void)
  * seen on this machine's paravirtualised vCPUs), the check and the call ~20
  * us.
  *
- * The check runs with every signal blocked but SIGSYS, so that no handler
- * can install a filter after it: every bit of the mask is set by hand
- * (sigfillset leaves out the C library's internal signals, whose handlers
- * could run).  SIGSYS stays open during the check: a filter that traps
- * openat, read or close (a sandbox's broker answering them) runs the
- * program's own SIGSYS handler, as anywhere else, where a blocked SIGSYS
- * would make the kernel kill the process.  Only after the check is SIGSYS
- * blocked too, for the call itself.  What remains: a SIGSYS that another
- * process or a timer sends during the check, whose handler installs a
- * filter (secretmem_supported(3)).  Raw system calls throughout, and no
- * library function between the blocks.
+ * The check and the call run with every signal blocked but SIGSYS, so that
+ * no handler can install a filter in between: every bit of the kernel's
+ * mask is set by hand (sigfillset leaves out the C library's internal
+ * signals, whose handlers could run), with SIG_BLOCK.  SIGSYS must stay
+ * open: a filter that traps openat, read or close (a sandbox's broker
+ * answering them), and Syscall User Dispatch, which traps every call and
+ * shows no filter, run the program's own SIGSYS handler, where a blocked
+ * SIGSYS would make the kernel kill the process.  So a caller that has
+ * SIGSYS blocked gets the child, with no check.  What remains: a SIGSYS sent
+ * to the thread between the check and the call (another process, a timer),
+ * whose handler installs a filter (secretmem_supported(3)).  Raw system
+ * calls throughout, and no library function while the mask is set (a
+ * sanitizer's interceptor could run a deferred handler).
  */
 static int call_in_process(struct child_call *c)
 {
-	sigset_t most, sys, old;
+	unsigned long most[KSIGSET_WORDS], old[KSIGSET_WORDS];
 
-	if (atomic_load_explicit(&filter_seen, memory_order_relaxed))
+	if (atomic_load_explicit(&no_inline, memory_order_relaxed))
 		return 0;
-	memset(&most, 0xff, sizeof(most));
-	sigdelset(&most, SIGSYS);
-	sigemptyset(&sys);
-	sigaddset(&sys, SIGSYS);
-	if (syscall(SYS_rt_sigprocmask, SIG_SETMASK, &most, &old, KSIGSET_SIZE) != 0)
+	long tid = syscall(SYS_gettid), pid = syscall(SYS_getpid);
+	for (size_t i = 0; i < KSIGSET_WORDS; i++)
+		most[i] = ~0UL;
+	most[KSIG_WORD(SIGSYS)] &= ~KSIG_BIT(SIGSYS);
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, most, old, KSIGSET_SIZE) != 0)
 		return 0;
-	int ok = lone_thread_unfiltered() &&
-		 syscall(SYS_rt_sigprocmask, SIG_BLOCK, &sys, NULL, KSIGSET_SIZE) == 0;
+	int ok = !(old[KSIG_WORD(SIGSYS)] & KSIG_BIT(SIGSYS)) && lone_thread_unfiltered(tid, pid);
 	if (ok)
 		memfd_body(c);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, KSIGSET_SIZE);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSET_SIZE);
 	if (ok)
 		atomic_fetch_add_explicit(&memfd_inline, 1, memory_order_relaxed);
 	return ok;

@@ -22,19 +22,34 @@
  *  5. (x86-64) a filter that traps openat, answered by the program's SIGSYS
  *     handler (a sandbox's broker): the check's read of /proc meets it, the
  *     handler runs, the process lives and its regions are made (in the
- *     child).
+ *     child);
+ *  6. (x86-64) a broker that answers openat with another process's status
+ *     file (one thread, no filter), under a filter that kills memfd_secret:
+ *     the file is not this thread's, the call goes to the child, the
+ *     process lives;
+ *  7. SIGSYS blocked and pending when the library is called: the calls go
+ *     to the child, SIGSYS stays blocked and pending, the process lives; and
+ *     SIGSYS blocked under a filter that traps openat: no check is made (it
+ *     would meet the trap with SIGSYS blocked), the process lives;
+ *  8. (x86-64) Syscall User Dispatch, which traps every system call to the
+ *     program's SIGSYS handler and shows no filter: the call is made
+ *     in-process through the handler, the process lives.
  * Without the thread check, 2 kills some processes; without the blocked
  * signals, 3 does; with sigfillset's mask, 4 does; with SIGSYS blocked
- * during the check, 5 does (each seen failing on a scratch copy of
- * syscall.c).
+ * during the check, 5 dies; without the Pid/Tgid check, 6 dies; with the
+ * mask set (SIG_SETMASK) instead of added to, 7 dies, and without the rule
+ * for a caller's blocked SIGSYS, 7's filter case dies; with SIGSYS blocked
+ * for the call, 8 dies (each seen failing on a scratch copy of syscall.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -286,6 +301,166 @@ static int trap_openat(void *arg)
 	TL_CHECK(sm_memfd_inline_calls() == in0, "a call was made in-process under a filter");
 	return 0;
 }
+
+/* 6: the broker's answer is a status file of the parent (this test's main
+ * process: one thread, no filter), opened before the filter. */
+static int broker_fd = -1;
+
+static void on_sigsys_broker(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+
+	(void)sig;
+	(void)si;
+	traps++;
+	lseek(broker_fd, 0, SEEK_SET);
+	int fd = dup(broker_fd);
+	uc->uc_mcontext.gregs[REG_RAX] = fd >= 0 ? fd : -errno;
+}
+
+static int broker_other_status(void *arg)
+{
+	(void)arg;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)getppid());
+	broker_fd = open(path, O_RDONLY | O_CLOEXEC);
+	TL_CHECK(broker_fd >= 0, "open %s: %s", path, strerror(errno));
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys_broker;
+	sa.sa_flags = SA_SIGINFO;
+	TL_CHECK(sigaction(SIGSYS, &sa, NULL) == 0, "sigaction(SIGSYS)");
+	/* two filters: openat to the broker, memfd_secret kills */
+	TL_CHECK(install_filter(SYS_openat, SECCOMP_RET_TRAP, 0) == 0 && install_kill(0) == 0,
+		 "cannot install the seccomp filters");
+	int in0 = sm_memfd_inline_calls();
+	struct secretmem_region *r = secretmem_region_create(4096, 0); /* the child is killed: fallback */
+	if (r)
+		(void)secretmem_region_destroy(r);
+	printf("openat answered with another process's status: %d trap(s), %d in-process call(s); the process lives\n",
+	       (int)traps, sm_memfd_inline_calls() - in0);
+	TL_CHECK(traps >= 1, "the check did not meet the openat filter");
+	TL_CHECK(sm_memfd_inline_calls() == in0, "the call was made in-process on another process's status");
+	return 0;
+}
+#endif
+
+/* 7: SIGSYS blocked and pending (its default action kills). */
+static int sigsys_pending(void *arg)
+{
+	(void)arg;
+	sigset_t sys, pend;
+	sigemptyset(&sys);
+	sigaddset(&sys, SIGSYS);
+	TL_CHECK(sigprocmask(SIG_BLOCK, &sys, NULL) == 0, "sigprocmask");
+	TL_CHECK(raise(SIGSYS) == 0, "raise");
+	int in0 = sm_memfd_inline_calls();
+	for (int i = 0; i < 3; i++) {
+		struct secretmem_region *r = secretmem_region_create(4096, 0);
+		TL_CHECK(r, "secretmem_region_create with SIGSYS pending: %s", strerror(errno));
+		(void)secretmem_region_destroy(r);
+	}
+	sigset_t now;
+	TL_CHECK(sigprocmask(SIG_BLOCK, NULL, &now) == 0 && sigismember(&now, SIGSYS) == 1,
+		 "the library unblocked SIGSYS");
+	TL_CHECK(sigpending(&pend) == 0 && sigismember(&pend, SIGSYS) == 1, "the pending SIGSYS is gone");
+	TL_CHECK(sm_memfd_inline_calls() == in0, "a call was made in-process with SIGSYS blocked");
+	printf("SIGSYS blocked and pending: three regions made in the child, still blocked and pending\n");
+	return 0;
+}
+
+/* 7b: SIGSYS blocked, and a filter that traps openat (with SIGSYS blocked
+ * a trapped openat would kill the process). */
+static int sigsys_blocked_trap(void *arg)
+{
+	(void)arg;
+	sigset_t sys;
+	sigemptyset(&sys);
+	sigaddset(&sys, SIGSYS);
+	TL_CHECK(sigprocmask(SIG_BLOCK, &sys, NULL) == 0, "sigprocmask");
+	TL_CHECK(install_filter(SYS_openat, SECCOMP_RET_TRAP, 0) == 0, "cannot install the seccomp filter");
+	struct secretmem_region *r = secretmem_region_create(4096, 0);
+	TL_CHECK(r, "secretmem_region_create with SIGSYS blocked under an openat TRAP: %s", strerror(errno));
+	(void)secretmem_region_destroy(r);
+	printf("SIGSYS blocked under an openat TRAP filter: region made, the process lives\n");
+	return 0;
+}
+
+#if defined(__x86_64__)
+/* 8: a minimal Syscall User Dispatch interposer: every system call made
+ * outside the stub traps to on_sud, which makes it from the stub; a trapped
+ * rt_sigprocmask acts on the mask that sigreturn restores. */
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH 59
+#endif
+#define SUD_ON 1
+#define SUD_ALLOW 0
+#define SUD_BLOCK 1
+static volatile char sud_selector = SUD_ALLOW;
+static volatile sig_atomic_t sud_traps;
+
+extern long sud_stub(long nr, long a, long b, long c, long d, long e, long f);
+extern void sud_restorer(void);
+extern char sud_start[], sud_end[];
+__asm__(".text\n.globl sud_start\nsud_start:\n"
+	".globl sud_stub\nsud_stub:\n"
+	" mov %rdi,%rax\n mov %rsi,%rdi\n mov %rdx,%rsi\n mov %rcx,%rdx\n"
+	" mov %r8,%r10\n mov %r9,%r8\n mov 8(%rsp),%r9\n syscall\n ret\n"
+	".globl sud_restorer\nsud_restorer:\n mov $15,%rax\n syscall\n nop\n"
+	".globl sud_end\nsud_end:\n");
+
+static void on_sud(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+	greg_t *g = uc->uc_mcontext.gregs;
+	long nr = g[REG_RAX];
+
+	(void)sig;
+	(void)si;
+	sud_traps++;
+	if (nr == SYS_rt_sigprocmask) {
+		unsigned long *m = (unsigned long *)&uc->uc_sigmask;
+		const unsigned long *set = (const unsigned long *)g[REG_RSI];
+		unsigned long *oldset = (unsigned long *)g[REG_RDX], prev = m[0];
+		if (set) {
+			if (g[REG_RDI] == SIG_BLOCK)
+				m[0] |= *set;
+			else if (g[REG_RDI] == SIG_UNBLOCK)
+				m[0] &= ~*set;
+			else
+				m[0] = *set;
+		}
+		if (oldset)
+			*oldset = prev;
+		g[REG_RAX] = 0;
+		return;
+	}
+	g[REG_RAX] = sud_stub(nr, g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]);
+}
+
+static int sud_case(void *arg)
+{
+	(void)arg;
+	unsigned long ksa[4] = { (unsigned long)on_sud, 0x04000000UL /* SA_RESTORER */ | SA_SIGINFO,
+				 (unsigned long)sud_restorer, 0 };
+	TL_CHECK(syscall(SYS_rt_sigaction, SIGSYS, ksa, NULL, (size_t)8) == 0, "rt_sigaction(SIGSYS)");
+	if (prctl(PR_SET_SYSCALL_USER_DISPATCH, SUD_ON, (unsigned long)sud_start,
+		  (unsigned long)(sud_end - sud_start), &sud_selector) != 0)
+		return 100; /* no Syscall User Dispatch (before 5.11): skip */
+	int in0 = sm_memfd_inline_calls();
+	sud_selector = SUD_BLOCK;
+	struct secretmem_region *r = secretmem_region_create(4096, 0);
+	int backend = r ? secretmem_region_backend(r) : -1;
+	if (r)
+		(void)secretmem_region_destroy(r);
+	int inl = sm_memfd_inline_calls() - in0;
+	sud_selector = SUD_ALLOW;
+	printf("Syscall User Dispatch: region %s (%s), %d in-process call(s), %d trap(s); the process lives\n",
+	       r ? "made" : "not made", backend >= 0 ? secretmem_backend_name(backend) : "-", inl, (int)sud_traps);
+	TL_CHECK(r, "secretmem_region_create under Syscall User Dispatch");
+	TL_CHECK(sud_traps > 0, "the dispatch did not trap");
+	return 0;
+}
 #endif
 
 static void race(const char *what, int (*fn)(void *))
@@ -322,8 +497,25 @@ int main(void)
 	st = tl_run_child(trap_openat, NULL, out, sizeof(out));
 	fputs(out, stdout);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "openat TRAP child: %s", tl_status_str(st));
+	st = tl_run_child(broker_other_status, NULL, out, sizeof(out));
+	fputs(out, stdout);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "broker child: %s", tl_status_str(st));
 #else
-	printf("signal 32 and openat TRAP cases: x86-64 only\n");
+	printf("signal 32, openat TRAP and broker cases: x86-64 only\n");
+#endif
+	st = tl_run_child(sigsys_pending, NULL, out, sizeof(out));
+	fputs(out, stdout);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGSYS pending child: %s", tl_status_str(st));
+	st = tl_run_child(sigsys_blocked_trap, NULL, out, sizeof(out));
+	fputs(out, stdout);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGSYS blocked, openat TRAP child: %s", tl_status_str(st));
+#if defined(__x86_64__)
+	st = tl_run_child(sud_case, NULL, out, sizeof(out));
+	fputs(out, stdout);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 100)
+		printf("Syscall User Dispatch: not in this kernel, case skipped\n");
+	else
+		TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "Syscall User Dispatch child: %s", tl_status_str(st));
 #endif
 	printf("ok: memfd_secret in-process only where no filter can appear before it\n");
 	return TL_PASS;
