@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
@@ -33,11 +34,18 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "annotate.h"
 #include "internal.h"
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define SM_HAVE_SINGLE_THREADED 1
+#endif
+#endif
 
 /*
  * The number comes from the kernel headers when they know it; otherwise 447
@@ -82,15 +90,29 @@ SM_API int secretmem_memfd(unsigned int flags)
  * (NUL-terminated) with raw system calls (no stdio, no malloc, no
  * cancellation point).  Returns the length, or -errno.  The file is about
  * 1.5 KiB; what does not fit is not read.
+ *
+ * The descriptor must be a file of procfs (fstatfs): a seccomp filter that
+ * answers openat with ERRNO(0), or any small number, "returns" a descriptor
+ * of the program's own (stdin), which must be neither read (it may block)
+ * nor closed; such an answer is -EBADF (no such descriptor) or -EPERM
+ * (not procfs), and the descriptor is left alone.  A real descriptor of
+ * another file (a broker's odd answer) is left open too: one leaked
+ * descriptor at worst, as call_in_process() stops reading after it.
  */
 static long read_proc(const char *path, char *buf, size_t size)
 {
 	int saved = errno;
-	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC), rc = 0;
 	size_t len = 0;
+	struct statfs fs;
 
-	if (fd < 0) {
-		long rc = -errno;
+	if (fd < 0)
+		rc = -errno;
+	else if (syscall(SYS_fstatfs, (int)fd, &fs) != 0)
+		rc = -errno; /* EBADF: no such descriptor, openat's answer was made up */
+	else if (fs.f_type != PROC_SUPER_MAGIC)
+		rc = -EPERM;
+	if (rc) {
 		errno = saved;
 		return rc;
 	}
@@ -490,12 +512,15 @@ static int lone_thread_unfiltered(long tid, long pid)
 			atomic_store_explicit(&no_inline, 1, memory_order_relaxed);
 		return 0;
 	}
-	long mode = status_field(buf, "Seccomp:");
-	if (status_field(buf, "Pid:") != tid || status_field(buf, "Tgid:") != pid || mode != 0) {
+	/* not this thread's file, a filter, a missing line, or a thread the C
+	 * library does not know of (a raw clone, an exited main thread): for
+	 * good */
+	if (status_field(buf, "Pid:") != tid || status_field(buf, "Tgid:") != pid ||
+	    status_field(buf, "Seccomp:") != 0 || status_field(buf, "Threads:") != 1) {
 		atomic_store_explicit(&no_inline, 1, memory_order_relaxed);
 		return 0;
 	}
-	return status_field(buf, "Threads:") == 1;
+	return 1;
 }
 
 static atomic_int memfd_inline; /* tests: sm_memfd_inline_calls */
@@ -537,6 +562,12 @@ static int call_in_process(struct child_call *c)
 
 	if (atomic_load_explicit(&no_inline, memory_order_relaxed))
 		return 0;
+#ifdef SM_HAVE_SINGLE_THREADED
+	/* a process that has made a thread (glibc 2.32 and later tell) goes to
+	 * the child with no system call of the check, as before */
+	if (!__libc_single_threaded)
+		return 0;
+#endif
 	long tid = syscall(SYS_gettid), pid = syscall(SYS_getpid);
 	for (size_t i = 0; i < KSIGSET_WORDS; i++)
 		most[i] = ~0UL;
