@@ -96,8 +96,10 @@ SM_API int secretmem_memfd(unsigned int flags)
  * of the program's own (stdin), which must be neither read (it may block)
  * nor closed; such an answer is -EBADF (no such descriptor) or -EPERM
  * (not procfs), and the descriptor is left alone.  A real descriptor of
- * another file (a broker's odd answer) is left open too: one leaked
- * descriptor at worst, as call_in_process() stops reading after it.
+ * another file (a broker's odd answer) is left open too: the in-process
+ * check reads no more after it (one descriptor at most); the support probe
+ * and the memory-lock figures, which read /proc/self/status, may leave one
+ * per call in that odd case.
  */
 static long read_proc(const char *path, char *buf, size_t size)
 {
@@ -546,7 +548,7 @@ int sm_memfd_inline_calls(void)
  * no handler can install a filter in between: every bit of the kernel's
  * mask is set by hand (sigfillset leaves out the C library's internal
  * signals, whose handlers could run), with SIG_BLOCK.  SIGSYS must stay
- * open: a filter that traps openat, read or close (a sandbox's broker
+ * open: a filter that traps openat, fstatfs, read or close (a sandbox's broker
  * answering them), and Syscall User Dispatch, which traps every call and
  * shows no filter, run the program's own SIGSYS handler, where a blocked
  * SIGSYS would make the kernel kill the process.  So a caller that has
