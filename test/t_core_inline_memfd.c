@@ -4,7 +4,8 @@
  * t_core_inline_memfd - the library's memfd_secret(2) call is made in the
  * caller's own process only when no seccomp filter can act on it
  * (secretmem_supported(3)): the thread is the process's only one, has no
- * filter, and every signal is blocked from the check to the call.
+ * filter, and every signal but SIGSYS is blocked from the check to the
+ * call.
  *
  *  1. a single-threaded process with no filter makes its calls in-process
  *     (sm_memfd_inline_calls counts them); while a second thread exists, and
@@ -44,7 +45,7 @@
  * signals, 3 does; with sigfillset's mask, 4 does; with SIGSYS blocked
  * during the check, 5 dies; without the Pid/Tgid check, 6 dies; with the
  * mask set (SIG_SETMASK) instead of added to, 7 dies, and without the rule
- * for a caller's blocked SIGSYS, 7's filter case dies; with SIGSYS blocked
+ * for a caller's blocked SIGSYS, 7 fails (a call made in-process); with SIGSYS blocked
  * for the call, 8 dies; without the procfs check, 9 fails; without the thread
  * count, 10 fails and 2 kills (each seen failing on a scratch copy of
  * syscall.c).
