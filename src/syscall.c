@@ -540,9 +540,9 @@ int sm_memfd_inline_calls(void)
 
 /*
  * The call in this process when no filter can meet it: 1 (c->result set),
- * else 0.  A child costs 25-150 us and more (two cross-CPU wake-ups: 1-6 ms
- * seen on this machine's paravirtualised vCPUs), the check and the call ~20
- * us.
+ * else 0.  A child cost 85-480 us here, median ~130 us (two cross-CPU
+ * wake-ups: 2.6 and 6.5 ms seen on this machine's paravirtualised vCPUs),
+ * the check and the call ~20 us.
  *
  * The check and the call run with every signal blocked but SIGSYS, so that
  * no handler can install a filter in between: every bit of the kernel's
@@ -650,8 +650,8 @@ int sm_memfd_calls(void)
  * in-process when it shows no filter would not do on its own: another thread
  * can install a filter with SECCOMP_FILTER_FLAG_TSYNC, or a signal handler on
  * this one, between the read and the call; hence the thread count and the
- * blocked signals.  The child costs 25-150 us per call, with a tail of
- * milliseconds (two cross-CPU wake-ups), the in-process call ~20 us; the
+ * blocked signals.  The child costs 85-480 us per call here, with a tail
+ * of milliseconds (two cross-CPU wake-ups), the in-process call ~20 us; the
  * library makes the call once per chunk, region or new large block, never
  * per small block.  Strict mode (Seccomp: 1) allows no clone(2) and no
  * openat(2): see secretmem_supported(3).

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * t_alloc_fault_regime - the memory-lock regime the library probes (in the
- * child of its first memfd_secret call) agrees with the kernel: a chunk's
+ * t_alloc_fault_regime - the memory-lock regime the library probes (right
+ * after its first successful memfd_secret call, in-process or in the
+ * child) agrees with the kernel: a chunk's
  * mapping is VM_LOCKED ("lo" in /proc/self/smaps VmFlags) exactly when the
  * probe said "charged at mmap time", and not locked when it said "charged at
  * fault time".  A kernel with secret memory and no sandbox gives an answer,

@@ -168,10 +168,20 @@ static int conditions(void *arg)
 		 "a call made while another thread exists was made in-process");
 	atomic_store(&idle_stop, 1);
 	pthread_join(t, NULL);
+	return 0;
+}
 
+/* A process that never made a thread (no shortcut): after a first call
+ * in-process, a filter; the check reads Seccomp: 2 and sends the call to
+ * the child. */
+static int filter_condition(void *arg)
+{
+	(void)arg;
+	struct secretmem_region *r = secretmem_region_create(4096, 0);
+	TL_CHECK(r, "secretmem_region_create: %s", strerror(errno));
+	(void)secretmem_region_destroy(r);
 	TL_CHECK(install_kill(0) == 0, "cannot install the seccomp filter");
-	in0 = sm_memfd_inline_calls();
-	c0 = sm_memfd_calls();
+	int in0 = sm_memfd_inline_calls(), c0 = sm_memfd_calls();
 	r = secretmem_region_create(4096, 0); /* the child is killed: fallback */
 	if (r)
 		(void)secretmem_region_destroy(r);
@@ -525,6 +535,7 @@ static int sud_case(void *arg)
 	       r ? "made" : "not made", backend >= 0 ? secretmem_backend_name(backend) : "-", inl, (int)sud_traps);
 	TL_CHECK(r, "secretmem_region_create under Syscall User Dispatch");
 	TL_CHECK(sud_traps > 0, "the dispatch did not trap");
+	TL_CHECK(inl >= 1, "the call under Syscall User Dispatch was not made in-process");
 	return 0;
 }
 #endif
@@ -556,6 +567,9 @@ int main(void)
 	int st = tl_run_child(conditions, NULL, out, sizeof(out));
 	fputs(out, stdout);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "conditions child: %s", tl_status_str(st));
+	st = tl_run_child(filter_condition, NULL, out, sizeof(out));
+	fputs(out, stdout);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "filter child: %s", tl_status_str(st));
 	st = tl_run_child(raw_thread_case, NULL, out, sizeof(out));
 	fputs(out, stdout);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "raw thread child: %s", tl_status_str(st));

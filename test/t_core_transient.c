@@ -7,10 +7,11 @@
  * Secret memory works here, but at the library's first use the process
  *   (a) has no free file descriptor (RLIMIT_NOFILE = open fds), or
  *   (b) cannot create a process (a normal user at RLIMIT_NPROC), which the
- *       library needs for its memfd_secret call while the process has a
- *       second thread; alone again (and in a process that always had one
- *       thread) the call is made in-process and new memory is secret at
- *       that limit.
+ *       library needs for its memfd_secret call once the process has made
+ *       a thread; once the thread is gone (the limit leaves room for the
+ *       child again) new memory is secret; and in a process that never had
+ *       a thread the call is made in-process and new memory is secret at
+ *       the limit of one process.
  *   (c) meets a seccomp filter that answers memfd_secret with an errno that
  *       is neither a refusal (EPERM, ENOSYS) nor "no fd" (EINVAL, EBUSY):
  *       the creations fail with ENOMEM, never with that errno, before and
