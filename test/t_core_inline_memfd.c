@@ -557,46 +557,40 @@ static void race(const char *what, int (*fn)(void *))
 		 what, died);
 }
 
+/* Run fn(arg) in a fresh process, show what it printed; it must exit 0. */
+static int one(const char *what, int (*fn)(void *), void *arg)
+{
+	static char out[4096];
+	int st = tl_run_child(fn, arg, out, sizeof(out));
+
+	fputs(out, stdout);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s child: %s", what, tl_status_str(st));
+	return 0;
+}
+
 int main(void)
 {
-	char out[4096];
-
 	if (tl_under_valgrind())
 		tl_skip("valgrind makes the call in-process and refuses it");
 	tl_need_secretmem();
-	int st = tl_run_child(conditions, NULL, out, sizeof(out));
-	fputs(out, stdout);
-	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "conditions child: %s", tl_status_str(st));
-	st = tl_run_child(filter_condition, NULL, out, sizeof(out));
-	fputs(out, stdout);
-	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "filter child: %s", tl_status_str(st));
-	st = tl_run_child(raw_thread_case, NULL, out, sizeof(out));
-	fputs(out, stdout);
-	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "raw thread child: %s", tl_status_str(st));
+	one("conditions", conditions, NULL);
+	one("filter", filter_condition, NULL);
+	one("raw thread", raw_thread_case, NULL);
 	race("filter from another thread (TSYNC)", race_thread);
 	race("filter from a signal handler", race_signal);
 #if defined(__x86_64__)
 	race("filter from a handler of signal 32", race_internal);
-	st = tl_run_child(trap_openat, NULL, out, sizeof(out));
-	fputs(out, stdout);
-	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "openat TRAP child: %s", tl_status_str(st));
-	st = tl_run_child(trap_openat, (void *)1, out, sizeof(out));
-	fputs(out, stdout);
-	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "broker child: %s", tl_status_str(st));
+	one("openat TRAP", trap_openat, NULL);
+	one("broker", trap_openat, (void *)1);
 #else
 	printf("signal 32, openat TRAP and broker cases: x86-64 only\n");
 #endif
-	st = tl_run_child(sigsys_pending, NULL, out, sizeof(out));
-	fputs(out, stdout);
-	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGSYS pending child: %s", tl_status_str(st));
-	st = tl_run_child(openat_errno0, NULL, out, sizeof(out));
-	fputs(out, stdout);
-	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "openat ERRNO(0) child: %s", tl_status_str(st));
-	st = tl_run_child(sigsys_blocked_trap, NULL, out, sizeof(out));
-	fputs(out, stdout);
-	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SIGSYS blocked, openat TRAP child: %s", tl_status_str(st));
+	one("SIGSYS pending", sigsys_pending, NULL);
+	one("openat ERRNO(0)", openat_errno0, NULL);
+	one("SIGSYS blocked, openat TRAP", sigsys_blocked_trap, NULL);
 #if defined(__x86_64__)
-	st = tl_run_child(sud_case, NULL, out, sizeof(out));
+	char out[4096];
+	int st = tl_run_child(sud_case, NULL, out, sizeof(out));
 	fputs(out, stdout);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 100)
 		printf("Syscall User Dispatch: not in this kernel, case skipped\n");
