@@ -24,23 +24,6 @@
 #include "slab.h"
 
 /*
- * glibc's flag (2.32+): the process has had no second thread (pthread_create
- * clears it before the thread exists; it never comes back).  While it is
- * set no other thread can free a block at the same time, so free's
- * double-free checks (slots and runs) need no atomic step (glibc's malloc
- * relies on the same flag).  Without it the checks are always atomic.
- */
-#if defined(__has_include)
-#if __has_include(<sys/single_threaded.h>)
-#include <sys/single_threaded.h>
-#define SM_SINGLE_THREADED() (__libc_single_threaded != 0)
-#endif
-#endif
-#ifndef SM_SINGLE_THREADED
-#define SM_SINGLE_THREADED() 0
-#endif
-
-/*
  * live: blocks of the class this thread allocated minus those it freed
  * (negative when it frees others' blocks); written by the owner only, read
  * by secretmem_stats.  It shares the bin's cache line, which malloc and free

@@ -26,6 +26,26 @@
 #define SM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SM_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
+/*
+ * glibc's flag (2.32+): the process has had no second thread (pthread_create
+ * clears it before the thread exists; it never comes back).  While it is
+ * set no other thread can free a block at the same time, so free's
+ * double-free checks (slots and runs, alloc.c) need no atomic step (glibc's
+ * malloc relies on the same flag), and a memfd_secret call may skip the
+ * child only then (syscall.c).  SM_HAVE_SINGLE_THREADED: the flag exists;
+ * without it SM_SINGLE_THREADED() is 0 (the free checks are always atomic).
+ */
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define SM_HAVE_SINGLE_THREADED 1
+#define SM_SINGLE_THREADED() (__libc_single_threaded != 0)
+#endif
+#endif
+#ifndef SM_SINGLE_THREADED
+#define SM_SINGLE_THREADED() 0
+#endif
+
 /* ---- fatal.c ---------------------------------------------------------- */
 
 /* Write "secretmem: fatal: <msg>\n" with write(2), then abort(). */

@@ -40,12 +40,6 @@
 #include <unistd.h>
 #include "annotate.h"
 #include "internal.h"
-#if defined(__has_include)
-#if __has_include(<sys/single_threaded.h>)
-#include <sys/single_threaded.h>
-#define SM_HAVE_SINGLE_THREADED 1
-#endif
-#endif
 
 /*
  * The number comes from the kernel headers when they know it; otherwise 447
@@ -567,7 +561,7 @@ static int call_in_process(struct child_call *c)
 #ifdef SM_HAVE_SINGLE_THREADED
 	/* a process that has made a thread (glibc 2.32 and later tell) goes to
 	 * the child with no system call of the check, as before */
-	if (!__libc_single_threaded)
+	if (!SM_SINGLE_THREADED())
 		return 0;
 #endif
 	long tid = syscall(SYS_gettid), pid = syscall(SYS_getpid);
