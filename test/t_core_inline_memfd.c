@@ -57,7 +57,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -131,16 +130,6 @@ static int create_loop(void)
 	return made;
 }
 
-static atomic_int idle_stop;
-
-static void *idle_thread(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&idle_stop))
-		usleep(200);
-	return NULL;
-}
-
 static int conditions(void *arg)
 {
 	(void)arg;
@@ -157,7 +146,7 @@ static int conditions(void *arg)
 		 "a single-threaded process without a filter did not make its call in-process");
 
 	pthread_t t;
-	TL_CHECK(pthread_create(&t, NULL, idle_thread, NULL) == 0, "pthread_create");
+	TL_CHECK(tl_idle_start(&t) == 0, "pthread_create");
 	in0 = sm_memfd_inline_calls();
 	c0 = sm_memfd_calls();
 	r = secretmem_region_create(4096, 0);
@@ -166,8 +155,7 @@ static int conditions(void *arg)
 	printf("two threads: %d of %d call(s) in-process\n", sm_memfd_inline_calls() - in0, sm_memfd_calls() - c0);
 	TL_CHECK(sm_memfd_calls() - c0 == 1 && sm_memfd_inline_calls() == in0,
 		 "a call made while another thread exists was made in-process");
-	atomic_store(&idle_stop, 1);
-	pthread_join(t, NULL);
+	tl_idle_stop(t);
 	return 0;
 }
 

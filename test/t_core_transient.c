@@ -24,8 +24,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -121,16 +119,6 @@ static int case_nofile(void *arg)
 	return expect_secret_now();
 }
 
-static atomic_int idle_stop;
-
-static void *idle_thread(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&idle_stop))
-		usleep(500);
-	return NULL;
-}
-
 /* Until /proc/self/status counts one thread (a joined thread may still be
  * exiting); 0, or -1 after two seconds. */
 static int wait_one_thread(void)
@@ -163,11 +151,10 @@ static int case_nproc(void *arg)
 	if (lone)
 		return expect_secret_now();
 	pthread_t t;
-	if (pthread_create(&t, NULL, idle_thread, NULL) != 0)
+	if (tl_idle_start(&t) != 0)
 		return 4;
 	int rc = expect_no_fallback(ENOMEM);
-	atomic_store(&idle_stop, 1);
-	pthread_join(t, NULL);
+	tl_idle_stop(t);
 	if (rc)
 		return rc;
 	if (wait_one_thread() != 0)

@@ -13,6 +13,7 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -136,6 +137,29 @@ int tl_run_child(int (*fn)(void *), void *arg, char *out, size_t outlen)
 		if (errno != EINTR)
 			TL_FAIL("waitpid: %s", strerror(errno));
 	return status;
+}
+
+static atomic_int idle_stop;
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&idle_stop))
+		usleep(200);
+	return NULL;
+}
+
+int tl_idle_start(pthread_t *t)
+{
+	atomic_store(&idle_stop, 0);
+	int rc = pthread_create(t, NULL, idle_thread, NULL);
+	return rc ? -rc : 0;
+}
+
+void tl_idle_stop(pthread_t t)
+{
+	atomic_store(&idle_stop, 1);
+	pthread_join(t, NULL);
 }
 
 const char *tl_status_str(int status)

@@ -11,6 +11,7 @@
 #ifndef SECRETMEM_TLIB_H
 #define SECRETMEM_TLIB_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +73,12 @@ int tl_under_valgrind(void);
 int tl_run_child(int (*fn)(void *), void *arg, char *out, size_t outlen);
 /* Human text for a wait status ("exit 3", "signal 11"). */
 const char *tl_status_str(int status);
+
+/* A second thread of the process that only waits: tl_idle_start starts it
+ * (0 or -errno from pthread_create), tl_idle_stop ends and joins it.  One
+ * at a time. */
+int tl_idle_start(pthread_t *t);
+void tl_idle_stop(pthread_t t);
 
 /* Drop CAP_IPC_LOCK from every capability set (effective, permitted,
  * inheritable, bounding); returns 0 or -errno. */
