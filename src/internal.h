@@ -85,6 +85,9 @@ void sm_free_nocache(void *p);
  * or not a block start, also after a trim gave its pages back), 1; a
  * foreign p: untouched, 0. */
 int sm_free_if_ours(void *p);
+/* Tests: 1 if the calling thread's record of the chunk of its last free
+ * (alloc.c, struct tcache) covers p and still holds, else 0. */
+int sm_alloc_free_record_covers(const void *p);
 /* Whether p lies in a chunk's pages or a large block's region of this
  * allocator (live or not): an address no other allocator can own. */
 int sm_in_our_memory(const void *p);

@@ -251,6 +251,7 @@ struct large {
 
 struct owner *_Atomic *_Atomic sm_radix[SM_RADIX_L1_SIZE];
 #define radix sm_radix
+atomic_ulong sm_radix_gen;
 static pthread_mutex_t radix_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct owner *radix_get(uintptr_t a)
@@ -287,6 +288,8 @@ static int radix_set(uintptr_t start, size_t len, struct owner *o)
 		}
 		atomic_store_explicit(&leaf[g & (SM_RADIX_L2_SIZE - 1)], o, memory_order_release);
 	}
+	if (!o) /* an owner left: every thread's record of a chunk is stale */
+		atomic_fetch_add_explicit(&sm_radix_gen, 1, memory_order_release);
 	pthread_mutex_unlock(&radix_lock);
 	return rc;
 }
@@ -299,6 +302,7 @@ static void radix_clear_all(void)
 			for (size_t j = 0; j < SM_RADIX_L2_SIZE; j++)
 				atomic_store_explicit(&leaf[j], NULL, memory_order_relaxed);
 	}
+	atomic_fetch_add_explicit(&sm_radix_gen, 1, memory_order_release);
 }
 
 /* ---- counters ---------------------------------------------------------- */

@@ -140,16 +140,16 @@ struct chunk {
 
 extern struct owner *_Atomic *_Atomic sm_radix[SM_RADIX_L1_SIZE];
 extern size_t sm_page_shift;
-
 /*
- * The fast part of sm_lookup for free: the slab (or run) whose slot starts
- * at p, and the slot's index; NULL for anything else (sm_lookup then tells
- * what it is).  The slot's state is not read: free's atomic step does it.
+ * Bumped each time an owner leaves the radix map (a chunk or large block
+ * released, every owner forgotten in a fork child): a thread's record of
+ * the chunk of its last free (alloc.c) holds only while this is unchanged.
  */
-static inline struct slab *sm_lookup_slot(const void *p, unsigned *idx)
-{
-	uintptr_t a = (uintptr_t)p;
+extern atomic_ulong sm_radix_gen;
 
+/* The chunk whose granule holds a, or NULL (not a chunk's, or foreign). */
+static inline struct chunk *sm_lookup_chunk(uintptr_t a)
+{
 	if (SM_UNLIKELY(a >> SM_ADDR_BITS))
 		return NULL;
 	size_t g = a >> SM_GRANULE_SHIFT;
@@ -159,10 +159,13 @@ static inline struct slab *sm_lookup_slot(const void *p, unsigned *idx)
 	struct owner *o = atomic_load_explicit(&leaf[g & (SM_RADIX_L2_SIZE - 1)], memory_order_acquire);
 	if (SM_UNLIKELY(!o || o->kind != OWNER_CHUNK))
 		return NULL;
-	struct chunk *c = (struct chunk *)o;
-	size_t pg = (a - (uintptr_t)c->reg.data) >> sm_page_shift; /* below data: huge */
-	if (SM_UNLIKELY(pg >= c->npages))
-		return NULL;
+	return (struct chunk *)o;
+}
+
+/* The slab (or run) of chunk c whose slot starts at a, in page pg of the
+ * chunk (pg < c->npages), and the slot's index; NULL for anything else. */
+static inline struct slab *sm_chunk_slot(struct chunk *c, uintptr_t a, size_t pg, unsigned *idx)
+{
 	struct slab *s = atomic_load_explicit(&c->page_slab[pg], memory_order_acquire);
 	if (SM_UNLIKELY(!s))
 		return NULL;
@@ -172,6 +175,32 @@ static inline struct slab *sm_lookup_slot(const void *p, unsigned *idx)
 		return NULL;
 	*idx = i;
 	return s;
+}
+
+/*
+ * The fast part of sm_lookup for free: the slab (or run) whose slot starts
+ * at p, and the slot's index; NULL for anything else (sm_lookup then tells
+ * what it is).  The slot's state is not read: free's atomic step does it.
+ * *chunk: the chunk that holds it.
+ */
+static inline struct slab *sm_lookup_slot_chunk(const void *p, unsigned *idx, struct chunk **chunk)
+{
+	uintptr_t a = (uintptr_t)p;
+	struct chunk *c = sm_lookup_chunk(a);
+	if (SM_UNLIKELY(!c))
+		return NULL;
+	size_t pg = (a - (uintptr_t)c->reg.data) >> sm_page_shift; /* below data: huge */
+	if (SM_UNLIKELY(pg >= c->npages))
+		return NULL;
+	*chunk = c;
+	return sm_chunk_slot(c, a, pg, idx);
+}
+
+static inline struct slab *sm_lookup_slot(const void *p, unsigned *idx)
+{
+	struct chunk *c;
+
+	return sm_lookup_slot_chunk(p, idx, &c);
 }
 
 /*
