@@ -40,18 +40,28 @@
  *  9. a filter that answers openat with ERRNO(0) ("fd 0"): the library
  *     neither reads nor closes the program's stdin;
  * 10. a thread made with a raw clone (not counted by the C library): the
- *     call goes to the child.
+ *     call goes to the child;
+ * 11. (root) a status file longer than the check's 2 KiB buffer (600
+ *     supplementary groups: the Threads and Seccomp lines fall beyond it):
+ *     the call goes to the child, though the same process made one
+ *     in-process before its Groups line grew;
+ * 12. (x86-64) a broker that answers openat with a file that is not procfs
+ *     (/dev/null): the library neither reads nor closes it, so exactly one
+ *     descriptor is left open, and checks no more (one trap for three
+ *     regions); the calls go to the child.
  * Without the thread check, 2 kills some processes; without the blocked
  * signals, 3 does; with sigfillset's mask, 4 does; with SIGSYS blocked
  * during the check, 5 dies; without the Pid/Tgid check, 6 dies; with the
  * mask set (SIG_SETMASK) instead of added to, 7 dies, and without the rule
  * for a caller's blocked SIGSYS, 7 fails (a call made in-process); with SIGSYS blocked
  * for the call, 8 dies; without the procfs check, 9 fails; without the thread
- * count, 10 fails and 2 kills (each seen failing on a scratch copy of
- * syscall.c).
+ * count, 10 fails and 2 kills; with an 8 KiB status buffer, 11 fails; when
+ * a failed check does not stick, 12 fails (each seen failing on a scratch
+ * copy of syscall.c).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -102,6 +112,17 @@ static int install_filter(long nr, unsigned int action, int tsync)
 static int install_kill(int tsync)
 {
 	return install_filter(SYS_memfd_secret, SECCOMP_RET_KILL_PROCESS, tsync);
+}
+
+/* Open descriptors, counted without opening anything (under an openat
+ * filter). */
+static int count_fds(void)
+{
+	int n = 0;
+
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
 }
 
 static long now_us(void)
@@ -356,12 +377,18 @@ static int openat_to_handler(void)
  * openat is answered ENOENT).  6 (broker 1): the broker answers with a
  * status file of the parent (this test's main process: one thread, no
  * filter), opened before the filters, and memfd_secret kills: the region
- * falls back (the child is killed), the process lives.
+ * falls back (the child is killed), the process lives.  12 (broker 2): the
+ * broker answers with /dev/null: one descriptor left open, one trap.
  */
 static int trap_openat(void *arg)
 {
-	int broker = arg != NULL;
+	int broker = arg == (void *)1, devnull = arg == (void *)2;
 
+	if (devnull) {
+		broker_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		TL_CHECK(broker_fd >= 0, "open /dev/null: %s", strerror(errno));
+	}
+	int fds0 = count_fds();
 	if (broker) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%d/status", (int)getppid());
@@ -377,11 +404,18 @@ static int trap_openat(void *arg)
 		TL_CHECK(broker || secretmem_region_backend(r) == SECRETMEM_BACKEND_SECRET, "the region is not secret");
 		(void)secretmem_region_destroy(r);
 	}
-	printf("openat %s: %d trap(s), 3 regions, %d in-process call(s); the process lives\n",
-	       broker ? "answered with another process's status" : "trapped to the program's handler", (int)traps,
-	       sm_memfd_inline_calls() - in0);
+	int left = count_fds() - fds0;
+	printf("openat %s: %d trap(s), 3 regions, %d in-process call(s), %d descriptor(s) left; the process lives\n",
+	       broker	 ? "answered with another process's status"
+	       : devnull ? "answered with /dev/null"
+			 : "trapped to the program's handler",
+	       (int)traps, sm_memfd_inline_calls() - in0, left);
 	TL_CHECK(traps >= 1, "the check did not meet the openat filter");
 	TL_CHECK(sm_memfd_inline_calls() == in0, "a call was made in-process under a filter");
+	if (devnull) {
+		TL_CHECK(traps == 1, "the check was made again after a file that is not procfs (%d traps)", (int)traps);
+		TL_CHECK(left == 1, "%d descriptors left open, not 1 (the answer closed, or more checks)", left);
+	}
 	return 0;
 }
 #endif
@@ -447,6 +481,37 @@ static int openat_errno0(void *arg)
 	printf("openat answered 0 (stdin): stdin then reads %zd byte(s)%s\n", n, n == 6 ? ", untouched" : "");
 	TL_CHECK(n == 6 && strcmp(line, "hello\n") == 0, "the library read or closed stdin (%zd: %s)", n,
 		 n < 0 ? strerror(errno) : line);
+	return 0;
+}
+
+/* 11: a status file longer than the check's buffer (root: setgroups). */
+static int long_status(void *arg)
+{
+	static gid_t groups[600];
+	(void)arg;
+
+	struct secretmem_region *r = secretmem_region_create(4096, 0);
+	TL_CHECK(r, "secretmem_region_create: %s", strerror(errno));
+	(void)secretmem_region_destroy(r);
+	int in0 = sm_memfd_inline_calls();
+	TL_CHECK(in0 >= 1, "no call in-process before the groups were set");
+	for (int i = 0; i < 600; i++)
+		groups[i] = (gid_t)(1000000 + i);
+	TL_CHECK(setgroups(600, groups) == 0, "setgroups: %s", strerror(errno));
+	char buf[8192];
+	int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	TL_CHECK(n > 2048, "the status file is only %zd bytes", n);
+	for (int i = 0; i < 3; i++) {
+		r = secretmem_region_create(4096, 0);
+		TL_CHECK(r, "secretmem_region_create with a long status file: %s", strerror(errno));
+		TL_CHECK(secretmem_region_backend(r) == SECRETMEM_BACKEND_SECRET, "the region is not secret");
+		(void)secretmem_region_destroy(r);
+	}
+	printf("status file of %zd bytes: three regions, %d in-process call(s)\n", n, sm_memfd_inline_calls() - in0);
+	TL_CHECK(sm_memfd_inline_calls() == in0, "a call was made in-process with a status file over 2 KiB");
 	return 0;
 }
 
@@ -576,6 +641,13 @@ int main(void)
 	one("SIGSYS pending", sigsys_pending, NULL);
 	one("openat ERRNO(0)", openat_errno0, NULL);
 	one("SIGSYS blocked, openat TRAP", sigsys_blocked_trap, NULL);
+	if (geteuid() == 0)
+		one("long status file", long_status, NULL);
+	else
+		printf("long status file: needs root (setgroups), case skipped\n");
+#if defined(__x86_64__)
+	one("broker answering /dev/null", trap_openat, (void *)2);
+#endif
 #if defined(__x86_64__)
 	char out[4096];
 	int st = tl_run_child(sud_case, NULL, out, sizeof(out));
