@@ -71,7 +71,7 @@ CLI := $(BUILD)/secretmem
 PRELOAD := $(BUILD)/libsecretmem-preload.so
 HEAPMOD := $(BUILD)/libsecretmem-heap.so
 
-.PHONY: all check bench fuzz install uninstall clean examples FORCE
+.PHONY: all check bench bench-steps fuzz install uninstall clean examples FORCE
 all: $(SHLIB) $(BUILD)/libsecretmem.so $(STLIB) $(BUILD)/secretmem.pc $(CLI) \
 	$(if $(PRELOAD_SRC),$(PRELOAD)) $(if $(HEAP_SRC),$(HEAPMOD)) $(EXAMPLE_BIN)
 
@@ -212,6 +212,16 @@ $(BUILD)/bench/bench: $(BENCH_SRC) $(STLIB)
 
 bench: $(BUILD)/bench/bench
 	$(BUILD)/bench/bench $(BENCH_ARGS)
+
+# instructions per 32-byte pair, by single-stepping (bench/pair_steps.c)
+$(BUILD)/bench/pair_steps: bench/pair_steps.c $(STLIB)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -pthread -D_GNU_SOURCE \
+		-o $@ $< $(STLIB) -pthread
+
+bench-steps: $(BUILD)/bench/pair_steps
+	$(BUILD)/bench/pair_steps
+	$(BUILD)/bench/pair_steps glibc
 
 # ---- fuzzing (issue: reliability) ----------------------------------------
 FUZZ_SRC := $(wildcard fuzz/*.c)
