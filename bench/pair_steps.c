@@ -1,5 +1,5 @@
-// SPDX-License-Identifier: MIT
-// Copyright (c) 2026 the secretmem authors
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
 /*
  * pair_steps - instructions per 32-byte pair (alloc + write + free),
  * counted by single-stepping a child with ptrace: no hardware counters are
