@@ -6,9 +6,9 @@
  *
  * Fast path (no lock, no atomic read-modify-write): malloc pops a slot from
  * the calling thread's cache, checks it is still all zero and marks it live;
- * free finds the slot through the lock-free radix map, checks it is live,
- * zeroes it and pushes it on the cache (a slot above 64 bytes is zeroed
- * after the push, before free returns).  Caches are refilled from and
+ * free finds the slot through the thread's record of its last free's chunk
+ * or the lock-free radix map, checks it is live, zeroes it and pushes it on
+ * the cache.  Caches are refilled from and
  * flushed to the thread's arena in batches, under that arena's lock.
  */
 #define _GNU_SOURCE
@@ -436,11 +436,13 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
 }
 
 /*
- * secretmem_malloc and secretmem_free save no register on the stack on
- * their fast paths: every call they make there is a tail call, the last
- * thing they do.  The prologue and epilogue of five callee-saved registers
- * each (20 stack accesses per pair) made the 32-byte pair 1.16-1.19x
- * glibc+bzero's time; without them 0.98-1.02x (make bench, BENCH_ONLY).
+ * On their fast paths every call secretmem_malloc and secretmem_free make is
+ * a tail call, the last thing they do, so they keep almost nothing on the
+ * stack: malloc saves no callee-saved register, free one (rbx, for the
+ * record lookup; gcc 12 -O2).  The prologue and epilogue of five such
+ * registers each (20 stack accesses per pair) made the 32-byte pair
+ * 1.16-1.19x glibc+bzero's time; without them 0.98-1.02x (make bench,
+ * BENCH_ONLY, before the record).
  */
 
 /* hand_out, out of line: under valgrind or SECRETMEM_RELEASE_IDLE. */
@@ -584,11 +586,19 @@ static __attribute__((noinline)) void free_small_call(struct tcache *tc, void *p
 	free_small(tc, p, s, idx);
 }
 
-/* Zero a freed slot above 64 bytes, already in the cache. */
-static __attribute__((noinline)) void zero_slot(unsigned char *p, uint32_t size)
+/*
+ * A freed slot above 64 bytes, retired: zeroed, then pushed on the thread's
+ * cache (not full).  A slot is never in a cache with its old contents: a
+ * signal handler on this thread that allocates, or leaves free by
+ * siglongjmp, finds only zeroed slots there.
+ */
+static __attribute__((noinline)) void zero_push(struct tbin *b, unsigned char *p, struct slab *s, uint32_t size)
 {
 	sm_zero(p, size);
 	SM_POISON(p, size);
+	b->slots[b->count].p = p;
+	b->slots[b->count++].slab = s;
+	owner_add(&b->live, -1);
 }
 
 static __attribute__((noinline)) void free_slow(void *p)
@@ -656,9 +666,8 @@ SM_API void secretmem_free(void *p)
 		return;
 	s = SM_LIKELY(tc != NULL) ? lookup_slot(tc, p, &idx) : sm_lookup_slot(p, &idx);
 	if (SM_LIKELY(s && tc && !sm_is_run(s))) {
-		/* free_small, with the zeroing last (see secretmem_malloc): the
-		 * slot is in this thread's cache, where only this thread takes
-		 * it from, and zeroed before this call returns */
+		/* free_small, inline up to 64 bytes; above, the zeroing and the
+		 * push out of line, as a tail call (see secretmem_malloc) */
 		struct tbin *b = &tc->bins[s->cls];
 		uint32_t size = s->size;
 		if (SM_UNLIKELY(b->count >= b->cap || VG_ON())) {
@@ -666,15 +675,15 @@ SM_API void secretmem_free(void *p)
 			return;
 		}
 		retire_state(&s->state[idx], memory_order_relaxed);
-		if (size <= 64) {
-			slot_zero(p, size);
-			SM_POISON(p, size);
+		if (size > 64) {
+			zero_push(b, p, s, size);
+			return;
 		}
+		slot_zero(p, size);
+		SM_POISON(p, size);
 		b->slots[b->count].p = p;
 		b->slots[b->count++].slab = s;
 		owner_add(&b->live, -1);
-		if (size > 64)
-			zero_slot(p, size);
 	} else if (s && sm_is_run(s))
 		free_run(p, s);
 	else
