@@ -532,6 +532,13 @@ static inline __attribute__((always_inline)) void retire_state(uint8_t *st, memo
 	}
 }
 
+/* A retired, zeroed slot onto the thread's cache b (not full). */
+static inline __attribute__((always_inline)) void cache_push(struct tbin *b, void *p, struct slab *s)
+{
+	b->slots[b->count].p = p;
+	b->slots[b->count++].slab = s;
+}
+
 /* Free the live-or-not small slot idx of slab s at p (fatal if not live). */
 static inline __attribute__((always_inline)) void free_small(struct tcache *tc, void *p, struct slab *s, unsigned idx)
 {
@@ -546,8 +553,7 @@ static inline __attribute__((always_inline)) void free_small(struct tcache *tc, 
 	} else {
 		if (SM_UNLIKELY(b->count == b->cap))
 			flush(tc, s->cls, b->cap / 2u);
-		b->slots[b->count].p = p;
-		b->slots[b->count++].slab = s;
+		cache_push(b, p, s);
 	}
 	count_free(b, s->size);
 }
@@ -596,8 +602,7 @@ static __attribute__((noinline)) void zero_push(struct tbin *b, unsigned char *p
 {
 	sm_zero(p, size);
 	SM_POISON(p, size);
-	b->slots[b->count].p = p;
-	b->slots[b->count++].slab = s;
+	cache_push(b, p, s);
 	owner_add(&b->live, -1);
 }
 
@@ -681,8 +686,7 @@ SM_API void secretmem_free(void *p)
 		}
 		slot_zero(p, size);
 		SM_POISON(p, size);
-		b->slots[b->count].p = p;
-		b->slots[b->count++].slab = s;
+		cache_push(b, p, s);
 		owner_add(&b->live, -1);
 	} else if (s && sm_is_run(s))
 		free_run(p, s);
