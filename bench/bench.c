@@ -59,6 +59,7 @@
 #include <math.h>
 #include <openssl/crypto.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sodium.h>
 #include <stdbool.h>
@@ -1171,17 +1172,63 @@ static int cmp_double(const void *a, const void *b)
  * same one back each time), nine times over the positions; per position
  * the median CPU time.  Prints max/min over the positions, the number of
  * positions, and the share of pairs that got the freed block back.
+ * Diagnostics (stderr): BENCH_SWEEP_DEBUG=1 prints each position's median
+ * and block address; BENCH_SWEEP_PASSES=N measures N times over the same
+ * blocks in the same process and prints each pass's max/min, its slowest
+ * offset and the CPU it ran on (the last pass is the result); with
+ * BENCH_SWEEP_MIGRATE=1 pass k is pinned to CPU k modulo the CPU count.
  */
 #define POSITIONS 256
 #define SWEEP_REPS 9
+
+/* One pass: per position, the median of SWEEP_REPS timings into med[]. */
+static void sweep_pass(const struct allocator *al, unsigned char **held, long pairs, double *med, long *same,
+		       long *total)
+{
+	static double t[POSITIONS][SWEEP_REPS];
+
+	for (int rep = 0; rep < SWEEP_REPS; rep++) {
+		for (int pos = 0; pos < POSITIONS; pos++) {
+			if (!held[pos])
+				continue;
+			unsigned char *b = held[pos];
+			al->release(b, 16);
+			timer_start();
+			for (long i = 0; i < pairs; i++) {
+				unsigned char *p = al->alloc(16);
+				if (!p)
+					oom(al->name);
+				memset(p, (int)i | 1, 16);
+				ESCAPE(p);
+				*same += p == b;
+				al->release(p, 16);
+			}
+			timer_stop();
+			*total += pairs;
+			t[pos][rep] = last_cpu / (double)pairs;
+			held[pos] = al->alloc(16);
+			if (!held[pos])
+				oom(al->name);
+		}
+	}
+	for (int pos = 0; pos < POSITIONS; pos++) {
+		if (!held[pos])
+			continue;
+		qsort(t[pos], SWEEP_REPS, sizeof(double), cmp_double);
+		med[pos] = t[pos][SWEEP_REPS / 2];
+	}
+}
 
 static int child_sweep(int a, long pairs)
 {
 	const struct allocator *al = &allocs[a];
 	static unsigned char *held[POSITIONS], *extra[50000];
-	static double t[POSITIONS][SWEEP_REPS];
+	static double med[POSITIONS];
 	int npos = 0, nextra = 0;
 	long same = 0, total = 0;
+	const char *ps = getenv("BENCH_SWEEP_PASSES");
+	int passes = ps ? atoi(ps) : 1;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	child_init(a, OSSL_ARENA);
 	cur_name = al->name;
@@ -1198,40 +1245,32 @@ static int child_sweep(int a, long pairs)
 			extra[nextra++] = p;
 		}
 	}
-	for (int rep = 0; rep < SWEEP_REPS; rep++) {
+	double lo = INFINITY, hi = 0;
+	for (int k = 0; k < (passes > 1 ? passes : 1); k++) {
+		if (getenv("BENCH_SWEEP_MIGRATE") && ncpu > 0) {
+			cpu_set_t cs;
+			CPU_ZERO(&cs);
+			CPU_SET((int)(k % ncpu), &cs);
+			sched_setaffinity(0, sizeof(cs), &cs);
+		}
+		sweep_pass(al, held, pairs, med, &same, &total);
+		int hipos = 0;
+		lo = INFINITY;
+		hi = 0;
 		for (int pos = 0; pos < POSITIONS; pos++) {
 			if (!held[pos])
 				continue;
-			unsigned char *b = held[pos];
-			al->release(b, 16);
-			timer_start();
-			for (long i = 0; i < pairs; i++) {
-				unsigned char *p = al->alloc(16);
-				if (!p)
-					oom(al->name);
-				memset(p, (int)i | 1, 16);
-				ESCAPE(p);
-				same += p == b;
-				al->release(p, 16);
+			if (getenv("BENCH_SWEEP_DEBUG") && k == passes - 1)
+				fprintf(stderr, "%d %.2f %p\n", pos, med[pos], (void *)held[pos]);
+			lo = med[pos] < lo ? med[pos] : lo;
+			if (med[pos] > hi) {
+				hi = med[pos];
+				hipos = pos;
 			}
-			timer_stop();
-			total += pairs;
-			t[pos][rep] = last_cpu / (double)pairs;
-			held[pos] = al->alloc(16);
-			if (!held[pos])
-				oom(al->name);
 		}
-	}
-	double lo = INFINITY, hi = 0;
-	for (int pos = 0; pos < POSITIONS; pos++) {
-		if (!held[pos])
-			continue;
-		qsort(t[pos], SWEEP_REPS, sizeof(double), cmp_double);
-		double m = t[pos][SWEEP_REPS / 2];
-		if (getenv("BENCH_SWEEP_DEBUG"))
-			fprintf(stderr, "%d %.2f\n", pos, m);
-		lo = m < lo ? m : lo;
-		hi = m > hi ? m : hi;
+		if (passes > 1)
+			fprintf(stderr, "pass %d cpu %d: %.3f, slowest at offset 0x%03x\n", k, sched_getcpu(), hi / lo,
+				hipos * 16);
 	}
 	ESCAPE(extra);
 	printf("%.4f %d %.4f\n", hi / lo, npos, (double)same / (double)total);
@@ -2004,7 +2043,9 @@ static void usage(FILE *f)
 		   "  --quick     a smoke run (few short rounds; figures are rough)\n"
 		   "  --csv FILE  also write the figures to FILE (for bench/plot.gp)\n"
 		   "  BENCH_ONLY=a,b  measure only these allocators (and glibc, the reference)\n"
-		   "  BENCH_SWEEP_DEBUG=1  case 8 prints each position's median pair time to stderr\n");
+		   "  BENCH_SWEEP_DEBUG=1  case 8 prints each position's median pair time to stderr\n"
+		   "  BENCH_SWEEP_PASSES=N case 8 measures N times in one process (BENCH_SWEEP_MIGRATE=1:\n"
+		   "                       pass k on CPU k mod the CPU count), each pass's figure to stderr\n");
 }
 
 /*
