@@ -1227,7 +1227,7 @@ static int child_sweep(int a, long pairs)
 	int npos = 0, nextra = 0;
 	long same = 0, total = 0;
 	const char *ps = getenv("BENCH_SWEEP_PASSES");
-	int passes = ps ? atoi(ps) : 1;
+	int passes = ps && atoi(ps) > 1 ? atoi(ps) : 1;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	child_init(a, OSSL_ARENA);
@@ -1246,7 +1246,7 @@ static int child_sweep(int a, long pairs)
 		}
 	}
 	double lo = INFINITY, hi = 0;
-	for (int k = 0; k < (passes > 1 ? passes : 1); k++) {
+	for (int k = 0; k < passes; k++) {
 		if (getenv("BENCH_SWEEP_MIGRATE") && ncpu > 0) {
 			cpu_set_t cs;
 			CPU_ZERO(&cs);
