@@ -72,7 +72,7 @@ static int child(void)
 	}
 	/* a call left waiting (a lock left held) ends the child: a failure */
 	struct itimerval it = { { 0, 0 }, { WAIT_S, 0 } };
-	signal(SIGALRM, SIG_DFL);
+	tl_signal_default(SIGALRM);
 	if (setitimer(ITIMER_REAL, &it, NULL) != 0)
 		return 24;
 	for (int i = 0; i < TAKE; i++) {
