@@ -1228,6 +1228,7 @@ static int child_sweep(int a, long pairs)
 	long same = 0, total = 0;
 	const char *ps = getenv("BENCH_SWEEP_PASSES");
 	int passes = ps && atoi(ps) > 1 ? atoi(ps) : 1;
+	int debug = getenv("BENCH_SWEEP_DEBUG") != NULL, migrate = getenv("BENCH_SWEEP_MIGRATE") != NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 
 	child_init(a, OSSL_ARENA);
@@ -1247,7 +1248,7 @@ static int child_sweep(int a, long pairs)
 	}
 	double lo = INFINITY, hi = 0;
 	for (int k = 0; k < passes; k++) {
-		if (getenv("BENCH_SWEEP_MIGRATE") && ncpu > 0) {
+		if (migrate && ncpu > 0) {
 			cpu_set_t cs;
 			CPU_ZERO(&cs);
 			CPU_SET((int)(k % ncpu), &cs);
@@ -1260,7 +1261,7 @@ static int child_sweep(int a, long pairs)
 		for (int pos = 0; pos < POSITIONS; pos++) {
 			if (!held[pos])
 				continue;
-			if (getenv("BENCH_SWEEP_DEBUG") && k == passes - 1)
+			if (debug && k == passes - 1)
 				fprintf(stderr, "%d %.2f %p\n", pos, med[pos], (void *)held[pos]);
 			lo = med[pos] < lo ? med[pos] : lo;
 			if (med[pos] > hi) {
