@@ -5,7 +5,8 @@
  * simulated by injection (OS_OP_FAULT_IN fails with EFAULT): allocations
  * that need new pages fail with ENOMEM, blocks in pages already faulted still
  * work and stay intact, freed slots are reused, and after disarming
- * allocation works again.  A one-shot failure fails one allocation only.
+ * allocation works again.  A refused fault-in fails its allocation only; a
+ * refused batch (the need plus pages ahead) is retried for the exact need.
  */
 #include <errno.h>
 #include <string.h>
@@ -49,16 +50,31 @@ int main(void)
 	TL_CHECK(big, "malloc(100000): %s", strerror(errno));
 	tl_fill(big, 100000, 999);
 
-	/* one-shot: the next fault-in fails, one allocation fails, then it works */
-	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 0);
+	/* one allocation refused: every fault-in fails while it runs; then
+	 * the same allocation works */
+	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 1);
 	errno = 0;
 	void *x = secretmem_malloc(200000);
-	TL_CHECK(x == NULL && errno == ENOMEM, "one-shot fault-in failure: malloc(200000) = %p, errno %d", x, errno);
+	TL_CHECK(x == NULL && errno == ENOMEM, "fault-in refused: malloc(200000) = %p, errno %d", x, errno);
 	TL_CHECK(sm_inject_count(OS_OP_FAULT_IN) >= 1, "malloc(200000) did not fault pages in from the kernel side");
+	sm_inject_fault(OS_OP_FAULT_IN, 0, 0, 0);
 	x = secretmem_malloc(200000);
-	TL_CHECK(x, "malloc(200000) after a one-shot failure: %s", strerror(errno));
+	TL_CHECK(x, "malloc(200000) after the refusal: %s", strerror(errno));
 	secretmem_free(x);
-	printf("ok: one-shot fault-in failure fails one allocation\n");
+	printf("ok: a refused fault-in fails the allocation, the next one works\n");
+
+	/* one refused fault-in of a batch: the run of 300,000 bytes needs
+	 * pages past those its chunk (the 256-page second chunk, which holds
+	 * big and the cached run above) has faulted, so its fault-in asks for
+	 * pages ahead too; refused, it is retried for the exact need, granted */
+	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 0);
+	unsigned char *retried = secretmem_malloc(300000); /* kept: a freed run would serve the 300,000 below */
+	long tries = sm_inject_count(OS_OP_FAULT_IN);
+	TL_CHECK(retried, "a refused batch was not retried for the exact need: malloc(300000): %s (%ld fault-ins)",
+		 strerror(errno), tries);
+	TL_CHECK(tries == 2, "malloc(300000) made %ld fault-ins, expected 2 (the refused batch, the exact retry)", tries);
+	tl_fill(retried, 300000, 7);
+	printf("ok: a refused batch is retried for the exact need\n");
 
 	/* persistent: the kernel refuses every new page */
 	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 1);
@@ -90,6 +106,7 @@ int main(void)
 	for (int i = 0; i < k; i++)
 		TL_CHECK(tl_check(small[i], 32, (uint64_t)i + 1), "block %d changed", i);
 	TL_CHECK(tl_check(big, 100000, 999), "large block changed");
+	TL_CHECK(tl_check(retried, 300000, 7), "the retried run changed");
 	secretmem_free(small[0]);
 	small[0] = secretmem_malloc(32);
 	TL_CHECK(small[0], "malloc(32) into a freed slot with fault-in failing: %s", strerror(errno));
@@ -109,6 +126,7 @@ int main(void)
 	for (int i = 0; i < n5k; i++)
 		secretmem_free(mid[i]);
 	secretmem_free(big);
+	secretmem_free(retried);
 	struct secretmem_stats st;
 	TL_CHECK(secretmem_stats(&st) == 0 && st.live_allocations == 0, "live blocks left: %zu", st.live_allocations);
 	printf("ok: fault-time refusal is ENOMEM, recovery after disarming\n");
