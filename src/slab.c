@@ -396,12 +396,13 @@ static size_t chunk_max_pages(void)
 /* Under pages_lock: a new chunk of at least need pages.  Sizes go 16
  * pages, 256 and then a full granule, so a small program spends 64 KiB of
  * its memory-lock budget and a growing one makes few chunks.  Each costs a
- * memfd_secret call (with its seccomp check, or a child), a reservation,
- * three more system calls, a new page table and metadata: growing to 20,000
- * secrets (157 pages) took 4 chunks with doubling, 3 with 16, 64, 256 and 2
- * now, and went from 1.15-1.17 to 1.09-1.10 times the page-fault floor (median of
- * 80 processes interleaved with the other allocators, A/B in both orders).
- * A refusal halves the size down to need. */
+ * memfd_secret call (with its seccomp check, or a child), the memory-lock
+ * figures, a reservation, four more system calls, a new page table and
+ * metadata: growing to 20,000 secrets (157 pages) took 4 chunks with
+ * doubling, 3 with 16, 64, 256 and 2 now, and went from 1.15-1.17 to
+ * 1.09-1.10 times the page-fault floor (median of 80 processes interleaved
+ * with the other allocators, A/B in both orders).  A refusal halves the
+ * size down to need. */
 static int chunk_create(size_t need, int populate, struct chunk **out)
 {
 	size_t maxp = chunk_max_pages();
