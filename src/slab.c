@@ -385,7 +385,7 @@ static int fault_to(struct region *r, size_t upto)
 
 static pthread_mutex_t pages_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chunk chunk_list = { .next = &chunk_list, .prev = &chunk_list };
-static size_t chunks_created;
+static size_t chunks_live; /* on chunk_list */
 
 static size_t chunk_max_pages(void)
 {
@@ -393,20 +393,23 @@ static size_t chunk_max_pages(void)
 	return n < SM_CHUNK_MAX_PAGES ? n : SM_CHUNK_MAX_PAGES;
 }
 
-/* Under pages_lock: a new chunk of at least need pages.  Sizes go 16
- * pages, 256 and then a full granule, so a small program spends 64 KiB of
- * its memory-lock budget and a growing one makes few chunks.  Each costs a
- * memfd_secret call (with its seccomp check, or a child), the memory-lock
- * figures, a reservation, four more system calls, a new page table and
- * metadata: growing to 20,000 secrets (157 pages) took 4 chunks with
- * doubling, 3 with 16, 64, 256 and 2 now, and went from 1.15-1.17 to
+/* Under pages_lock: a new chunk of at least need pages.  populate: exactly
+ * need pages, all faulted in (the reserve).  Otherwise the size goes by the
+ * chunks there are: 16 pages for the first, 256 for the second and a full
+ * granule from the third on, so a small program spends 64 KiB of its
+ * memory-lock budget (again after a trim that released every chunk, or in a
+ * fork child that dropped them) and a growing one makes few chunks.  Each
+ * costs a memfd_secret call (with its seccomp check, or a child), the
+ * memory-lock figures, a reservation, four more system calls, a new page
+ * table and metadata: growing to 20,000 secrets (157 pages) took 4 chunks
+ * with doubling, 3 with 16, 64, 256 and 2 now, and went from 1.15-1.17 to
  * 1.09-1.10 times the page-fault floor (median of 80 processes interleaved
  * with the other allocators, A/B in both orders).  A refusal halves the
  * size down to need. */
 static int chunk_create(size_t need, int populate, struct chunk **out)
 {
 	size_t maxp = chunk_max_pages();
-	size_t want = chunks_created == 0 ? FIRST_CHUNK_PAGES : chunks_created == 1 ? SECOND_CHUNK_PAGES : maxp;
+	size_t want = populate ? need : chunks_live == 0 ? FIRST_CHUNK_PAGES : chunks_live == 1 ? SECOND_CHUNK_PAGES : maxp;
 	int rc = -ENOMEM;
 
 	if (want > maxp)
@@ -452,7 +455,7 @@ static int chunk_create(size_t need, int populate, struct chunk **out)
 	c->prev = chunk_list.prev;
 	chunk_list.prev->next = c;
 	chunk_list.prev = c;
-	chunks_created++;
+	chunks_live++;
 	*out = c;
 	return 0;
 }
@@ -578,10 +581,8 @@ static int reserve(size_t bytes)
 	while (pages > 0 && !rc) {
 		size_t n = pages < maxp ? pages : maxp;
 		struct chunk *c;
-		rc = chunk_create(n, 0, &c);
-		if (!rc)
-			rc = fault_to(&c->reg, c->reg.size);
-		pages -= n < pages ? n : pages;
+		rc = chunk_create(n, 1, &c);
+		pages -= n;
 	}
 	pthread_mutex_unlock(&pages_lock);
 	return rc;
@@ -1461,6 +1462,7 @@ size_t sm_release_unused(void)
 		freed += c->reg.faulted;
 		end_region(&c->reg);
 		meta_release(c, sizeof(*c));
+		chunks_live--;
 	}
 	pthread_mutex_unlock(&pages_lock);
 	return freed;
@@ -1631,6 +1633,7 @@ void sm_slab_fork_child(int drop)
 			memset(arenas[i].nempty, 0, sizeof(arenas[i].nempty));
 		}
 		chunk_list.next = chunk_list.prev = &chunk_list;
+		chunks_live = 0;
 		memset(run_free_head, 0, sizeof(run_free_head));
 		lru_head = lru_tail = NULL;
 		run_cached_bytes = run_guards = 0;

@@ -30,15 +30,20 @@ int main(void)
 	TL_CHECK(regime != SM_REGIME_UNKNOWN, "the probe gave no answer on a kernel with secret memory");
 	TL_CHECK(regime == (lo ? SM_REGIME_MMAP : SM_REGIME_FAULT),
 		 "probed regime %d, but the chunk's mapping is%s VM_LOCKED", regime, lo ? "" : " not");
-	/* more chunks and regions: more memfd_secret calls, no new probe */
+	/* a second chunk and eight regions: more memfd_secret calls, no new probe */
 	static void *blk[20000];
 	struct secretmem_region *r[8];
 	for (int i = 0; i < 20000; i++)
 		TL_CHECK((blk[i] = secretmem_malloc(32)), "malloc: %s", strerror(errno));
 	for (int i = 0; i < 8; i++)
 		TL_CHECK((r[i] = secretmem_region_create(4096, 0)), "region: %s", strerror(errno));
-	printf("%d memfd_secret calls, %d regime probe(s)\n", sm_memfd_calls(), sm_fault_regime_probes());
-	TL_CHECK(sm_memfd_calls() >= 3, "only %d memfd_secret calls: the test needs more", sm_memfd_calls());
+	struct secretmem_stats st;
+	TL_CHECK(secretmem_stats(&st) == 0, "stats");
+	printf("%zu chunks created, %d memfd_secret calls, %d regime probe(s)\n", st.regions_created, sm_memfd_calls(),
+	       sm_fault_regime_probes());
+	TL_CHECK(st.regions_created >= 2, "only %zu chunk: the test needs a second one", st.regions_created);
+	TL_CHECK(sm_memfd_calls() >= (int)st.regions_created + 8, "%d memfd_secret calls for %zu chunks and 8 regions",
+		 sm_memfd_calls(), st.regions_created);
 	TL_CHECK(sm_fault_regime_probes() == 1, "%d regime probes in one process", sm_fault_regime_probes());
 	for (int i = 0; i < 8; i++)
 		secretmem_region_destroy(r[i]);
