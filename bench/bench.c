@@ -1556,11 +1556,12 @@ static void measure_children(void)
 		/* 7 in GROW_PER_ROUND processes per round: its per-process
 		 * ratio to the floor spreads far wider than the other figures
 		 * (each first touch of a secret page waits for a TLB-flush IPI
-		 * to the other CPU), 0.8-1.5 here, so the median of 9 moved by
-		 * +-0.08 from run to run */
+		 * to the other CPU), 0.7-2.1 in 120 processes here, so the
+		 * median of 9 moved between 1.10 and 1.23 from run to run; the
+		 * order rotates by one from each set of processes to the next */
 		for (int g = 0; g < GROW_PER_ROUND; g++) {
 			for (int i = 0; i < NALLOC; i++) {
-				int a = (i + r + g) % NALLOC;
+				int a = (i + r * GROW_PER_ROUND + g) % NALLOC;
 				if (!allocs[a].available)
 					continue;
 				struct sample s = { NAN, NAN, NAN, NAN, NAN, NAN };
