@@ -58,28 +58,21 @@ int main(void)
 	 * faulted the 32-byte slab's page; a 20,000-byte run (5 pages) fits
 	 * in it past that page, so its fault-in asks for pages ahead too (as
 	 * many as the chunk has faulted); refused, it is retried for the
-	 * exact need, granted.  Under a memory-lock limit below 256 KiB the
-	 * first chunk is smaller and the run opens a chunk of its own, with no
-	 * pages ahead: the case does not apply there. */
-	struct secretmem_stats s0;
+	 * exact need, granted */
+	struct secretmem_stats s0, s1;
 	TL_CHECK(secretmem_stats(&s0) == 0, "stats");
-	unsigned char *retried = NULL; /* kept to the end: freed, it would serve a later run */
-	if (s0.regions == 1 && s0.pages_mapped >= 16 && s0.pages_faulted >= 1) {
-		sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 0);
-		retried = secretmem_malloc(20000);
-		long tries = sm_inject_count(OS_OP_FAULT_IN);
-		TL_CHECK(retried, "a refused batch was not retried for the exact need: malloc(20000): %s (%ld fault-ins)",
-			 strerror(errno), tries);
-		TL_CHECK(tries == 2, "malloc(20000) made %ld fault-ins, expected 2 (the refused batch, the exact retry)",
-			 tries);
-		struct secretmem_stats s1;
-		TL_CHECK(secretmem_stats(&s1) == 0 && s1.regions == 1, "the run opened a chunk of its own");
-		tl_fill(retried, 20000, 7);
-		printf("ok: a refused batch is retried for the exact need\n");
-	} else {
-		printf("the first chunk has %zu pages (%zu chunks): the batch case does not apply\n", s0.pages_mapped,
-		       s0.regions);
-	}
+	TL_CHECK(s0.regions == 1 && s0.pages_mapped == 16 && s0.pages_faulted >= 1,
+		 "the first chunk: %zu chunks, %zu pages mapped, %zu faulted (expected 1, 16, 1 or more)", s0.regions,
+		 s0.pages_mapped, s0.pages_faulted);
+	sm_inject_fault(OS_OP_FAULT_IN, 1, EFAULT, 0);
+	unsigned char *retried = secretmem_malloc(20000); /* kept to the end: freed, it would serve a later run */
+	long tries = sm_inject_count(OS_OP_FAULT_IN);
+	TL_CHECK(retried, "a refused batch was not retried for the exact need: malloc(20000): %s (%ld fault-ins)",
+		 strerror(errno), tries);
+	TL_CHECK(tries == 2, "malloc(20000) made %ld fault-ins, expected 2 (the refused batch, the exact retry)", tries);
+	TL_CHECK(secretmem_stats(&s1) == 0 && s1.regions == 1, "the run opened a chunk of its own");
+	tl_fill(retried, 20000, 7);
+	printf("ok: a refused batch is retried for the exact need\n");
 
 	unsigned char *big = secretmem_malloc(100000);
 	TL_CHECK(big, "malloc(100000): %s", strerror(errno));
@@ -128,7 +121,7 @@ int main(void)
 	for (int i = 0; i < k; i++)
 		TL_CHECK(tl_check(small[i], 32, (uint64_t)i + 1), "block %d changed", i);
 	TL_CHECK(tl_check(big, 100000, 999), "large block changed");
-	TL_CHECK(!retried || tl_check(retried, 20000, 7), "the retried run changed");
+	TL_CHECK(tl_check(retried, 20000, 7), "the retried run changed");
 	secretmem_free(small[0]);
 	small[0] = secretmem_malloc(32);
 	TL_CHECK(small[0], "malloc(32) into a freed slot with fault-in failing: %s", strerror(errno));
