@@ -385,7 +385,6 @@ static int fault_to(struct region *r, size_t upto)
 
 static pthread_mutex_t pages_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct chunk chunk_list = { .next = &chunk_list, .prev = &chunk_list };
-static size_t chunks_live; /* on chunk_list */
 
 static size_t chunk_max_pages(void)
 {
@@ -409,7 +408,9 @@ static size_t chunk_max_pages(void)
 static int chunk_create(size_t need, int populate, struct chunk **out)
 {
 	size_t maxp = chunk_max_pages();
-	size_t want = populate ? need : chunks_live == 0 ? FIRST_CHUNK_PAGES : chunks_live == 1 ? SECOND_CHUNK_PAGES : maxp;
+	/* by the chunks on the list: none, one, or more */
+	int none = chunk_list.next == &chunk_list, one = !none && chunk_list.next->next == &chunk_list;
+	size_t want = populate ? need : none ? FIRST_CHUNK_PAGES : one ? SECOND_CHUNK_PAGES : maxp;
 	int rc = -ENOMEM;
 
 	if (want > maxp)
@@ -455,7 +456,6 @@ static int chunk_create(size_t need, int populate, struct chunk **out)
 	c->prev = chunk_list.prev;
 	chunk_list.prev->next = c;
 	chunk_list.prev = c;
-	chunks_live++;
 	*out = c;
 	return 0;
 }
@@ -1462,7 +1462,6 @@ size_t sm_release_unused(void)
 		freed += c->reg.faulted;
 		end_region(&c->reg);
 		meta_release(c, sizeof(*c));
-		chunks_live--;
 	}
 	pthread_mutex_unlock(&pages_lock);
 	return freed;
@@ -1633,7 +1632,6 @@ void sm_slab_fork_child(int drop)
 			memset(arenas[i].nempty, 0, sizeof(arenas[i].nempty));
 		}
 		chunk_list.next = chunk_list.prev = &chunk_list;
-		chunks_live = 0;
 		memset(run_free_head, 0, sizeof(run_free_head));
 		lru_head = lru_tail = NULL;
 		run_cached_bytes = run_guards = 0;
