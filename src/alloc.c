@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * alloc.c - the public allocator API: thread caches on top of the arenas of
- * slab.c, statistics, options and trim (fork handling: fork.c).
+ * alloc.c - the public allocator API and its fast paths: malloc, free,
+ * realloc, the aligned blocks of the heap module, usable size, owns and trim,
+ * on thread caches (tcache.h; their life: tcache.c) over the arenas of the
+ * slab layer (slab.h).  Statistics: stats.c; fork handling: fork.c.
  *
  * Fast path (no lock, no atomic read-modify-write): malloc pops a slot from
  * the calling thread's cache, checks it is still all zero and marks it live;
@@ -22,67 +24,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "annotate.h"
-#include "slab.h"
+#include "tcache.h"
 
-/*
- * live: blocks of the class this thread allocated minus those it freed
- * (negative when it frees others' blocks); written by the owner only, read
- * by secretmem_stats.  It shares the bin's cache line, which malloc and free
- * touch anyway: per-thread totals in a header line of their own cost a
- * pair about 7 ns in some processes here (that line and the block's
- * sharing an L1 set, measured: 5 of 60 processes at 1.9x glibc with them,
- * 0 of 60 without).
- */
-struct tbin {
-	uint16_t count, cap;
-	long live;
-	struct slotref *slots;
-} __attribute__((aligned(32))); /* a shift to index, two per cache line */
-
-struct tcache {
-	/*
-	 * The chunk of this thread's last free of a small block or run:
-	 * its pages [lc_lo, lc_lo + lc_len), valid while sm_radix_gen is
-	 * lc_gen.  free reads it instead of the radix map's two levels,
-	 * whose entries lie at page offsets that depend on the chunk's
-	 * address: a slot at the same offset (one in each page) made the
-	 * pair 1.2-1.7x slower there (make bench's slot-offset sweep).
-	 */
-	uintptr_t lc_lo;
-	size_t lc_len;
-	struct chunk *lc_chunk;
-	unsigned long lc_gen;
-	struct tcache *next, *prev; /* registry, under tc_lock */
-	struct arena *arena;
-	size_t mem_size;
-	struct tbin bins[SM_NCLASS];
-	struct slotref storage[];
-};
-
-static __thread struct tcache *tls_tc __attribute__((tls_model("initial-exec")));
-
-static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct tcache tc_list = { .next = &tc_list, .prev = &tc_list };
-static struct tcache *tc_free; /* memory of exited threads' caches */
-static unsigned next_arena;
-static atomic_long retired_live, retired_bytes; /* of exited threads */
-
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static pthread_key_t tc_key;
-static int init_error;
-static int release_idle;
-static atomic_long idle_live; /* live blocks, counted only with release_idle */
-
-/* Cache capacity per class: many small slots, few large ones; none at all
- * with SECRETMEM_RELEASE_IDLE, whose promise needs every free slot back in
- * its slab. */
-static uint16_t bin_cap(unsigned cls)
-{
-	if (release_idle)
-		return 0;
-	uint32_t size = sm_class_size[cls];
-	return size <= 256 ? 64 : size <= 2048 ? 32 : 4;
-}
+__thread struct tcache *sm_tls_tc __attribute__((tls_model("initial-exec")));
+int sm_release_idle;
+atomic_long sm_idle_live; /* live blocks, counted only with sm_release_idle */
+atomic_long sm_retired_live, sm_retired_bytes; /* of exited threads */
 
 /*
  * Valgrind annotations off the fast path: a client request costs ~15
@@ -90,7 +37,7 @@ static uint16_t bin_cap(unsigned cls)
  * per malloc/free pair; outside valgrind the fast path tests one flag.
  */
 #ifdef SM_VALGRIND
-static int vg_on;
+int sm_vg_on;
 static __attribute__((noinline, cold)) void vg_malloc(void *p, size_t n)
 {
 	SM_VG_MALLOC(p, n);
@@ -103,10 +50,10 @@ static __attribute__((noinline, cold)) void vg_defined(void *p, size_t n)
 {
 	SM_VG_DEFINED(p, n);
 }
-#define VG_ON() SM_UNLIKELY(vg_on)
-#define VG_MALLOC(p, n) do { if (SM_UNLIKELY(vg_on)) vg_malloc((p), (n)); } while (0)
-#define VG_FREE(p) do { if (SM_UNLIKELY(vg_on)) vg_free((p)); } while (0)
-#define VG_DEFINED(p, n) do { if (SM_UNLIKELY(vg_on)) vg_defined((p), (n)); } while (0)
+#define VG_ON() SM_UNLIKELY(sm_vg_on)
+#define VG_MALLOC(p, n) do { if (SM_UNLIKELY(sm_vg_on)) vg_malloc((p), (n)); } while (0)
+#define VG_FREE(p) do { if (SM_UNLIKELY(sm_vg_on)) vg_free((p)); } while (0)
+#define VG_DEFINED(p, n) do { if (SM_UNLIKELY(sm_vg_on)) vg_defined((p), (n)); } while (0)
 #else
 #define VG_MALLOC(p, n) ((void)(p), (void)(n))
 #define VG_FREE(p) ((void)(p))
@@ -158,51 +105,6 @@ static void owner_add(long *field, long v)
 	__atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
 }
 
-/* This cache's live blocks and bytes (any thread; relaxed reads). */
-static void tcache_counts(const struct tcache *tc, long *live, long *bytes)
-{
-	for (unsigned c = 0; c < SM_NCLASS; c++) {
-		long n = __atomic_load_n(&tc->bins[c].live, __ATOMIC_RELAXED);
-		*live += n;
-		*bytes += n * (long)sm_class_size[c];
-	}
-}
-
-/* ---- fork (the policies live in fork.c) -------------------------------- */
-
-void sm_alloc_fork_lock(void)
-{
-	pthread_mutex_lock(&tc_lock);
-}
-
-void sm_alloc_fork_unlock(void)
-{
-	pthread_mutex_unlock(&tc_lock);
-}
-
-/* In the child, tc_lock held: an empty heap.  This thread's cache points
- * into dropped pages, and the other threads' caches died with their threads. */
-void sm_alloc_fork_child_empty(void)
-{
-	struct tcache *tc = tls_tc;
-
-	tc_list.next = tc_list.prev = &tc_list;
-	if (tc) {
-		tc->lc_len = 0; /* its chunk is gone (and sm_radix_gen moved) */
-		for (unsigned c = 0; c < SM_NCLASS; c++)
-			tc->bins[c].count = 0, tc->bins[c].live = 0;
-		tc->next = tc_list.next;
-		tc->prev = &tc_list;
-		tc_list.next->prev = tc;
-		tc_list.next = tc;
-	}
-	atomic_store(&retired_live, 0);
-	atomic_store(&retired_bytes, 0);
-	atomic_store(&idle_live, 0);
-}
-
-/* ---- thread caches ------------------------------------------------------- */
-
 static void flush(struct tcache *tc, unsigned cls, unsigned n)
 {
 	struct tbin *b = &tc->bins[cls];
@@ -215,100 +117,10 @@ static void flush(struct tcache *tc, unsigned cls, unsigned n)
 	b->count = (uint16_t)(b->count - n);
 }
 
-static void flush_all(struct tcache *tc)
+void sm_tcache_flush_all(struct tcache *tc)
 {
 	for (unsigned c = 0; c < SM_NCLASS; c++)
 		flush(tc, c, tc->bins[c].count);
-}
-
-static void tcache_destroy(void *arg)
-{
-	struct tcache *tc = arg;
-
-	flush_all(tc);
-	pthread_mutex_lock(&tc_lock);
-	long live = 0, bytes = 0;
-	tcache_counts(tc, &live, &bytes);
-	atomic_fetch_add(&retired_live, live);
-	atomic_fetch_add(&retired_bytes, bytes);
-	tc->prev->next = tc->next;
-	tc->next->prev = tc->prev;
-	tc->next = tc_free;
-	tc_free = tc;
-	pthread_mutex_unlock(&tc_lock);
-	tls_tc = NULL;
-}
-
-static void init(void)
-{
-	int rc = sm_slab_init();
-
-	if (rc) {
-		init_error = -rc;
-		return;
-	}
-	sm_options_freeze();
-#ifdef SM_VALGRIND
-	vg_on = RUNNING_ON_VALGRIND != 0;
-#endif
-	release_idle = (int)sm_option(SECRETMEM_OPT_RELEASE_IDLE);
-	sm_fork_handlers_install();
-	if (pthread_key_create(&tc_key, tcache_destroy)) {
-		init_error = EAGAIN;
-		return;
-	}
-	size_t reserve = (size_t)sm_option(SECRETMEM_OPT_RESERVE);
-	if (reserve && sm_reserve(reserve))
-		sm_warn("SECRETMEM_RESERVE: could not fault in the reserve ",
-			"(memory-lock limit or memory); continuing without all of it", NULL);
-}
-
-static struct tcache *tcache_get(void)
-{
-	pthread_once(&init_once, init);
-	if (init_error) {
-		errno = init_error;
-		return NULL;
-	}
-	size_t entries = 0;
-	for (unsigned c = 0; c < SM_NCLASS; c++)
-		entries += bin_cap(c);
-	size_t size = sizeof(struct tcache) + entries * sizeof(struct slotref);
-	size_t ps = os_page_size();
-	size = (size + ps - 1) & ~(ps - 1);
-
-	pthread_mutex_lock(&tc_lock);
-	struct tcache *tc = tc_free;
-	if (tc)
-		tc_free = tc->next;
-	pthread_mutex_unlock(&tc_lock);
-	if (!tc) {
-		void *mem;
-		int rc = os_map_anon(size, &mem);
-		if (rc) {
-			errno = ENOMEM;
-			return NULL;
-		}
-		tc = mem;
-	}
-	memset(tc, 0, sizeof(*tc));
-	tc->mem_size = size;
-	struct slotref *next = tc->storage;
-	for (unsigned c = 0; c < SM_NCLASS; c++) {
-		tc->bins[c].cap = bin_cap(c);
-		tc->bins[c].slots = next;
-		next += tc->bins[c].cap;
-	}
-	pthread_mutex_lock(&tc_lock);
-	tc->arena = sm_arena(next_arena++);
-	tc->next = tc_list.next;
-	tc->prev = &tc_list;
-	tc_list.next->prev = tc;
-	tc_list.next = tc;
-	pthread_mutex_unlock(&tc_lock);
-	pthread_setspecific(tc_key, tc);
-	tls_tc = tc;
-	return tc;
 }
 
 static int set_errno_from(int rc)
@@ -343,8 +155,8 @@ static int fallback_forbidden(const struct slab *s)
 static inline void count_alloc(struct tbin *b)
 {
 	owner_add(&b->live, 1);
-	if (release_idle)
-		atomic_fetch_add(&idle_live, 1);
+	if (sm_release_idle)
+		atomic_fetch_add(&sm_idle_live, 1);
 }
 
 static inline void count_free(struct tbin *b, long bytes)
@@ -352,10 +164,10 @@ static inline void count_free(struct tbin *b, long bytes)
 	if (b) {
 		owner_add(&b->live, -1);
 	} else { /* a thread without a cache (see secretmem_free) */
-		atomic_fetch_sub(&retired_live, 1);
-		atomic_fetch_sub(&retired_bytes, bytes);
+		atomic_fetch_sub(&sm_retired_live, 1);
+		atomic_fetch_sub(&sm_retired_bytes, bytes);
 	}
-	if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
+	if (sm_release_idle && atomic_fetch_sub(&sm_idle_live, 1) == 1)
 		sm_release_unused(); /* only what holds no live block goes */
 }
 
@@ -370,8 +182,8 @@ static void *malloc_large(size_t size, size_t align)
 		return NULL;
 	}
 	VG_MALLOC(p, usable);
-	if (release_idle)
-		atomic_fetch_add(&idle_live, 1);
+	if (sm_release_idle)
+		atomic_fetch_add(&sm_idle_live, 1);
 	return p;
 }
 
@@ -396,10 +208,10 @@ static inline __attribute__((always_inline)) void *hand_out(struct tbin *b, stru
  * large block, a refill, fallback memory under SECRETMEM_REQUIRE. */
 static __attribute__((noinline)) void *malloc_slow(size_t size)
 {
-	struct tcache *tc = tls_tc;
+	struct tcache *tc = sm_tls_tc;
 
 	if (SM_UNLIKELY(!tc)) {
-		tc = tcache_get();
+		tc = sm_tcache_get();
 		if (!tc)
 			return NULL;
 	}
@@ -463,7 +275,7 @@ static __attribute__((noinline)) void *zero_checked(unsigned char *p, uint32_t s
 
 SM_API void *secretmem_malloc(size_t size)
 {
-	struct tcache *tc = tls_tc;
+	struct tcache *tc = sm_tls_tc;
 
 	if (SM_UNLIKELY(!tc || size > SM_SMALL_MAX ||
 			atomic_load_explicit(&sm_fallback_regions, memory_order_relaxed)))
@@ -475,7 +287,7 @@ SM_API void *secretmem_malloc(size_t size)
 	const struct slotref *e = &b->slots[--b->count];
 	unsigned char *p = e->p;
 	struct slab *s = e->slab;
-	if (SM_UNLIKELY(VG_ON() || release_idle))
+	if (SM_UNLIKELY(VG_ON() || sm_release_idle))
 		return hand_out_call(b, p, s);
 	uint32_t sz = s->size;
 	unsigned idx = (unsigned)(((uint64_t)(p - s->start) * s->inv) >> 40);
@@ -565,7 +377,7 @@ static __attribute__((noinline)) void free_run(void *p, struct slab *s)
 	retire_state(&s->state[0], memory_order_acq_rel);
 	VG_FREE(p);
 	sm_run_free(s);
-	if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
+	if (sm_release_idle && atomic_fetch_sub(&sm_idle_live, 1) == 1)
 		sm_release_unused();
 }
 
@@ -574,7 +386,7 @@ static void free_block(struct tcache *tc, void *p, const struct blockref *ref)
 	if (ref->large) {
 		VG_FREE(p);
 		sm_large_free(ref->large);
-		if (release_idle && atomic_fetch_sub(&idle_live, 1) == 1)
+		if (sm_release_idle && atomic_fetch_sub(&sm_idle_live, 1) == 1)
 			sm_release_unused();
 		return;
 	}
@@ -611,12 +423,12 @@ static __attribute__((noinline)) void free_slow(void *p)
 	struct blockref ref;
 
 	must_be_live(p, &ref);
-	struct tcache *tc = tls_tc;
+	struct tcache *tc = sm_tls_tc;
 	/* no memory for this thread's cache: the block still goes back, to
 	 * its slab directly, since a free must never fail */
 	if (SM_UNLIKELY(!tc)) {
 		int saved = errno;
-		tc = tcache_get();
+		tc = sm_tcache_get();
 		errno = saved;
 	}
 	free_block(tc, p, &ref);
@@ -629,7 +441,7 @@ static inline int record_holds(const struct tcache *tc, uintptr_t a, unsigned lo
 
 int sm_alloc_free_record_covers(const void *p)
 {
-	struct tcache *tc = tls_tc;
+	struct tcache *tc = sm_tls_tc;
 
 	return tc && record_holds(tc, (uintptr_t)p, atomic_load(&sm_radix_gen));
 }
@@ -663,7 +475,7 @@ static inline __attribute__((always_inline)) struct slab *lookup_slot(struct tca
  * every error's diagnosis) in free_slow. */
 SM_API void secretmem_free(void *p)
 {
-	struct tcache *tc = tls_tc;
+	struct tcache *tc = sm_tls_tc;
 	unsigned idx;
 	struct slab *s;
 
@@ -706,7 +518,7 @@ void *sm_alloc_aligned(size_t align, size_t size)
 		return NULL;
 	}
 	/* the class tables below are filled by the allocator's start-up */
-	if (!tls_tc && !tcache_get())
+	if (!sm_tls_tc && !sm_tcache_get())
 		return NULL;
 	if (align <= os_page_size() && size <= SM_SMALL_MAX) {
 		for (unsigned c = sm_size_class(size ? size : 1); c < SM_NCLASS; c++)
@@ -811,76 +623,17 @@ SM_API int secretmem_owns(const void *p)
 
 SM_API long secretmem_trim(void)
 {
-	pthread_once(&init_once, init);
-	if (init_error)
-		return -init_error;
-	if (tls_tc)
-		flush_all(tls_tc);
+	int err = sm_alloc_start();
+
+	if (err)
+		return -err;
+	if (sm_tls_tc)
+		sm_tcache_flush_all(sm_tls_tc);
 	size_t freed = sm_release_unused();
 	return freed > (size_t)LONG_MAX ? LONG_MAX : (long)freed;
 }
 
-/* ---- statistics ------------------------------------------------------------ */
-
-/* The 1.0 layout: the fields added in 1.1 took reserved[] words. */
-_Static_assert(sizeof(struct secretmem_stats) ==
-		       offsetof(struct secretmem_stats, memlock_left) + 9 * sizeof(size_t),
-	       "struct secretmem_stats changed size");
-
-SM_API int secretmem_stats(struct secretmem_stats *st)
-{
-	struct sm_counters c;
-	int saved = errno;
-
-	if (!st)
-		return -EINVAL;
-	memset(st, 0, sizeof(*st));
-	pthread_once(&init_once, init);
-	long live = atomic_load(&retired_live), bytes = atomic_load(&retired_bytes);
-	pthread_mutex_lock(&tc_lock);
-	for (struct tcache *tc = tc_list.next; tc != &tc_list; tc = tc->next) {
-		tcache_counts(tc, &live, &bytes);
-	}
-	pthread_mutex_unlock(&tc_lock);
-	sm_counters_get(&c);
-	st->live_allocations = (size_t)(live > 0 ? live : 0) + c.large_live;
-	st->bytes_in_use = (size_t)(bytes > 0 ? bytes : 0) + c.large_bytes;
-	st->bytes_mapped = c.mapped_bytes;
-	st->pages_mapped = c.mapped_bytes / os_page_size();
-	st->pages_faulted = c.pages_faulted;
-	st->pages_released = c.pages_released;
-	st->regions = c.regions;
-	st->regions_created = c.regions_created;
-	st->backend = region_default_backend();
-	region_backend_totals(&st->secret_bytes, &st->fallback_bytes);
-	sm_api_region_totals(&st->api_regions, &st->api_region_bytes);
-	st->last_failure = (size_t)sm_failure_last(&st->last_failure_bytes);
-
-	size_t locked;
-	sm_memlock_figures(&st->memlock_unlimited, &st->memlock_limit, &locked);
-	if (st->memlock_unlimited) {
-		st->memlock_left = SIZE_MAX;
-	} else {
-		st->memlock_locked = locked;
-		st->memlock_left = st->memlock_limit > locked ? st->memlock_limit - locked : 0;
-	}
-	errno = saved;
-	return 0;
-}
-
-/* ---- for the heap module (heap/heap.c): a thread past its TSD destructors -- */
-
-/* Retire this thread's cache now (its slots go back to their slabs), as its
- * destructor would: glibc frees and allocates after the destructors ran. */
-void sm_alloc_thread_done(void)
-{
-	struct tcache *tc = tls_tc;
-
-	if (tc) {
-		pthread_setspecific(tc_key, NULL);
-		tcache_destroy(tc);
-	}
-}
+/* ---- for the heap module (heap/heap.c) ------------------------------------ */
 
 /* free(p) of the heap module and of the preload module's mode all: one
  * lookup on the fast path.  p in memory of ours (sm_in_our_memory): freed
@@ -888,7 +641,7 @@ void sm_alloc_thread_done(void)
  * stale pointer into pages a trim gave back), 1; foreign: untouched, 0. */
 int sm_free_if_ours(void *p)
 {
-	struct tcache *tc = tls_tc;
+	struct tcache *tc = sm_tls_tc;
 	unsigned idx;
 	struct slab *s = SM_LIKELY(tc != NULL) ? lookup_slot(tc, p, &idx) : sm_lookup_slot(p, &idx);
 
@@ -912,5 +665,5 @@ void sm_free_nocache(void *p)
 	struct blockref ref;
 
 	must_be_live(p, &ref);
-	free_block(tls_tc, p, &ref);
+	free_block(sm_tls_tc, p, &ref);
 }

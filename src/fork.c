@@ -38,7 +38,7 @@
  * 6. Cancellation is off from the prepare handler until the parent's or the
  *    child's handler (it covers the other libraries' handlers that run in
  *    between, while our locks are held), and in the allocator's paths that
- *    take locks and may create or fault in memory (slab.c).
+ *    take locks and may create or fault in memory (the slab layer).
  *
  * The memfd_secret call goes through sm_memfd_secret(), the one function
  * regions and chunks create secret memory with.

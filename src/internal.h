@@ -7,8 +7,14 @@
  *   syscall.c  memfd_secret(2) wrapper and support probe
  *   os.c       the only code that calls mmap/mprotect/madvise/ftruncate/mlock
  *   region.c   secret regions: guard pages, backends
- *   slab.c     size classes, chunks, slabs, arenas
- *   alloc.c    the public API (allocator, regions, stats)
+ *   the slab layer: class.c (size classes), zero.c (zeroing, write-after-
+ *              free checks), meta.c (metadata memory), radix.c (address ->
+ *              owner map, lookup), chunk.c (chunks and their pages), slab.c
+ *              (arenas and slabs), run.c (large blocks in chunk pages),
+ *              large.c (larger blocks), forkstate.c (its state at fork);
+ *              slab.h for the layers above, slabint.h inside it
+ *   alloc.c    the allocator API and its fast paths; tcache.c (thread
+ *              caches' life), stats.c (secretmem_stats), api.c (regions)
  *   fork.c     the fork policies and the cancellation rule, in one place
  * and two helpers usable from all: options.c, fatal.c.
  *
@@ -62,7 +68,7 @@ void sm_copy(void *dst, const void *src, size_t n);
 /* strnlen without vector registers. */
 size_t sm_strnlen(const char *s, size_t n);
 /* 1 if len bytes at p are all zero: for freed memory only (it may use
- * vector registers; slab.c). */
+ * vector registers; zero.c). */
 int sm_is_zero(const void *p, size_t len);
 
 /* ---- alloc.c ---------------------------------------------------------- */
@@ -280,7 +286,7 @@ extern __thread int sm_failure_quiet __attribute__((tls_model("initial-exec")));
 /* Live regions of secretmem_region_create() and their usable bytes. */
 void sm_api_region_totals(size_t *count, size_t *bytes);
 
-/* ---- alloc.c ---------------------------------------------------------- */
+/* ---- tcache.c --------------------------------------------------------- */
 
 /* For fork.c: the thread-cache lock, and the reset of the caches and
  * counters when the child's heap starts empty. */

@@ -3,7 +3,7 @@
 /*
  * nosimd.c - the library's own bulk reads of secret bytes: copy and string
  * length.  (The all-zero check of freed memory reads no secret: it is in
- * slab.c and uses vector registers.)  glibc's memcpy/strnlen use vector
+ * zero.c and uses vector registers.)  glibc's memcpy/strnlen use vector
  * registers, which keep up to 512 bytes of the data after they return; one signal
  * delivery, a lazily bound call or a core dump then writes them to ordinary
  * memory.  These routines never touch a vector register: the Makefile

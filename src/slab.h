@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * slab.h - size classes, chunks, slabs, arenas and large blocks: the layer
- * between secret regions (region.c) and the public allocator (alloc.c).
+ * slab.h - the slab layer's interface to the layers above it (alloc.c,
+ * tcache.c, fork.c, the heap module): size classes, chunks, slabs, arenas,
+ * runs and large blocks, between secret regions (region.c) and the public
+ * allocator.  The layer's files and what each owns: slab.c's opening
+ * comment; what they share among themselves: slabint.h.
  *
  * Memory layout:
  *  - A chunk is one secret region (one memfd_secret file, closed at once) of
  *    up to 2 MiB minus two guard pages, alone in a 2 MiB-aligned granule of
- *    address space.  Its pages are faulted in lazily (fault_pages): where
+ *    address space.  Its pages are faulted in lazily (sm_fault_pages): where
  *    the kernel charged the mapping at mmap time (sm_fault_regime), exactly
  *    as needed, by a user-space touch; else from the kernel side, ahead of
  *    the need by as many as it has (at most 32).  They are carved into

@@ -2,7 +2,7 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * t_alloc_zero_check - the write-after-free check itself (sm_is_zero, the
- * vector-register version in slab.c): for every length from 1 to 1100
+ * vector-register version in zero.c): for every length from 1 to 1100
  * bytes, every start offset 0..31 and every position of one non-zero byte
  * (each of the values 0x01 and 0x80), the check says "not zero"; on the
  * all-zero range it says "zero"; bytes just outside the range never count.

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * tcache.c - the life of thread caches: the allocator's start-up, a
+ * thread's cache made at its first call and retired at its exit (its slots
+ * back to their slabs, its memory kept for the next thread), the registry
+ * of every cache (tc_lock) that the statistics walk, and what fork does to
+ * it (fork.c holds the policies).  The fast paths that use a cache are in
+ * alloc.c.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include "annotate.h"
+#include "tcache.h"
+
+static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tcache tc_list = { .next = &tc_list, .prev = &tc_list };
+static struct tcache *tc_free; /* memory of exited threads' caches */
+static unsigned next_arena;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_key_t tc_key;
+static int init_error;
+
+
+/* Cache capacity per class: many small slots, few large ones; none at all
+ * with SECRETMEM_RELEASE_IDLE, whose promise needs every free slot back in
+ * its slab. */
+static uint16_t bin_cap(unsigned cls)
+{
+	if (sm_release_idle)
+		return 0;
+	uint32_t size = sm_class_size[cls];
+	return size <= 256 ? 64 : size <= 2048 ? 32 : 4;
+}
+
+
+/* This cache's live blocks and bytes (any thread; relaxed reads). */
+static void tcache_counts(const struct tcache *tc, long *live, long *bytes)
+{
+	for (unsigned c = 0; c < SM_NCLASS; c++) {
+		long n = __atomic_load_n(&tc->bins[c].live, __ATOMIC_RELAXED);
+		*live += n;
+		*bytes += n * (long)sm_class_size[c];
+	}
+}
+
+
+/* ---- fork (the policies live in fork.c) -------------------------------- */
+
+void sm_alloc_fork_lock(void)
+{
+	pthread_mutex_lock(&tc_lock);
+}
+
+void sm_alloc_fork_unlock(void)
+{
+	pthread_mutex_unlock(&tc_lock);
+}
+
+/* In the child, tc_lock held: an empty heap.  This thread's cache points
+ * into dropped pages, and the other threads' caches died with their threads. */
+void sm_alloc_fork_child_empty(void)
+{
+	struct tcache *tc = sm_tls_tc;
+
+	tc_list.next = tc_list.prev = &tc_list;
+	if (tc) {
+		tc->lc_len = 0; /* its chunk is gone (and sm_radix_gen moved) */
+		for (unsigned c = 0; c < SM_NCLASS; c++)
+			tc->bins[c].count = 0, tc->bins[c].live = 0;
+		tc->next = tc_list.next;
+		tc->prev = &tc_list;
+		tc_list.next->prev = tc;
+		tc_list.next = tc;
+	}
+	atomic_store(&sm_retired_live, 0);
+	atomic_store(&sm_retired_bytes, 0);
+	atomic_store(&sm_idle_live, 0);
+}
+
+/* ---- start-up, creation and retirement ----------------------------------- */
+
+static void tcache_destroy(void *arg)
+{
+	struct tcache *tc = arg;
+
+	sm_tcache_flush_all(tc);
+	pthread_mutex_lock(&tc_lock);
+	long live = 0, bytes = 0;
+	tcache_counts(tc, &live, &bytes);
+	atomic_fetch_add(&sm_retired_live, live);
+	atomic_fetch_add(&sm_retired_bytes, bytes);
+	tc->prev->next = tc->next;
+	tc->next->prev = tc->prev;
+	tc->next = tc_free;
+	tc_free = tc;
+	pthread_mutex_unlock(&tc_lock);
+	sm_tls_tc = NULL;
+}
+
+static void init(void)
+{
+	int rc = sm_slab_init();
+
+	if (rc) {
+		init_error = -rc;
+		return;
+	}
+	sm_options_freeze();
+#ifdef SM_VALGRIND
+	sm_vg_on = RUNNING_ON_VALGRIND != 0;
+#endif
+	sm_release_idle = (int)sm_option(SECRETMEM_OPT_RELEASE_IDLE);
+	sm_fork_handlers_install();
+	if (pthread_key_create(&tc_key, tcache_destroy)) {
+		init_error = EAGAIN;
+		return;
+	}
+	size_t reserve = (size_t)sm_option(SECRETMEM_OPT_RESERVE);
+	if (reserve && sm_reserve(reserve))
+		sm_warn("SECRETMEM_RESERVE: could not fault in the reserve ",
+			"(memory-lock limit or memory); continuing without all of it", NULL);
+}
+
+struct tcache *sm_tcache_get(void)
+{
+	pthread_once(&init_once, init);
+	if (init_error) {
+		errno = init_error;
+		return NULL;
+	}
+	size_t entries = 0;
+	for (unsigned c = 0; c < SM_NCLASS; c++)
+		entries += bin_cap(c);
+	size_t size = sizeof(struct tcache) + entries * sizeof(struct slotref);
+	size_t ps = os_page_size();
+	size = (size + ps - 1) & ~(ps - 1);
+
+	pthread_mutex_lock(&tc_lock);
+	struct tcache *tc = tc_free;
+	if (tc)
+		tc_free = tc->next;
+	pthread_mutex_unlock(&tc_lock);
+	if (!tc) {
+		void *mem;
+		int rc = os_map_anon(size, &mem);
+		if (rc) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		tc = mem;
+	}
+	memset(tc, 0, sizeof(*tc));
+	tc->mem_size = size;
+	struct slotref *next = tc->storage;
+	for (unsigned c = 0; c < SM_NCLASS; c++) {
+		tc->bins[c].cap = bin_cap(c);
+		tc->bins[c].slots = next;
+		next += tc->bins[c].cap;
+	}
+	pthread_mutex_lock(&tc_lock);
+	tc->arena = sm_arena(next_arena++);
+	tc->next = tc_list.next;
+	tc->prev = &tc_list;
+	tc_list.next->prev = tc;
+	tc_list.next = tc;
+	pthread_mutex_unlock(&tc_lock);
+	pthread_setspecific(tc_key, tc);
+	sm_tls_tc = tc;
+	return tc;
+}
+
+int sm_alloc_start(void)
+{
+	pthread_once(&init_once, init);
+	return init_error;
+}
+
+void sm_tcache_totals(long *live, long *bytes)
+{
+	*live = atomic_load(&sm_retired_live);
+	*bytes = atomic_load(&sm_retired_bytes);
+	pthread_mutex_lock(&tc_lock);
+	for (struct tcache *tc = tc_list.next; tc != &tc_list; tc = tc->next)
+		tcache_counts(tc, live, bytes);
+	pthread_mutex_unlock(&tc_lock);
+}
+
+/* ---- for the heap module (heap/heap.c): a thread past its TSD destructors -- */
+
+/* Retire this thread's cache now (its slots go back to their slabs), as its
+ * destructor would: glibc frees and allocates after the destructors ran. */
+void sm_alloc_thread_done(void)
+{
+	struct tcache *tc = sm_tls_tc;
+
+	if (tc) {
+		pthread_setspecific(tc_key, NULL);
+		tcache_destroy(tc);
+	}
+}
