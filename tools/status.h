@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * status.h - the report of `secretmem status`, shared by the command
+ * (status.c), the gathering (status_gather.c) and the renderers
+ * (status_render.c).
+ *
+ * status_gather() fills one struct status_report from /proc (and the user
+ * database, for the names); the renderers only read it and look at nothing
+ * else, so that every format shows the same scan.
+ */
+#ifndef SECRETMEM_STATUS_H
+#define SECRETMEM_STATUS_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "../heap/heapstats.h"
+
+/* libsecretmem as seen from outside a process: what its maps show. */
+enum status_lib {
+	STATUS_LIB_NONE,        /* nothing: static library, or the raw call */
+	STATUS_LIB_SHARED,      /* libsecretmem.so                          */
+	STATUS_LIB_PRELOAD,     /* libsecretmem-preload.so                  */
+	STATUS_LIB_HEAP,        /* libsecretmem-heap.so                     */
+};
+
+/* One process that holds secret memory, or that runs the heap module. */
+struct status_holder {
+	pid_t pid;
+	uid_t uid;                   /* (uid_t)-1 if unknown                    */
+	char user[64];               /* name of uid, else the number, else "?"  */
+	char comm[64];
+	char cmdline[1024];          /* arguments joined by spaces, raw bytes  */
+	char unit[256];              /* systemd unit from the cgroup, "" if none */
+	char container[160];         /* container/namespace, "" if none         */
+	int lib;                     /* enum status_lib                         */
+	char lib_env[256];           /* SECRETMEM_* of the initial environment  */
+	int env_readable;
+	unsigned long long mapped;   /* bytes: smaps Size of secretmem mappings */
+	unsigned long long resident; /* bytes: smaps Rss of those mappings      */
+	unsigned mappings;
+	unsigned fds;
+	unsigned files;              /* distinct secretmem files (by inode)    */
+	/* the heap module (secretmem-heap(7)): its figures page */
+	unsigned long heap_page;     /* address of the page, 0 if none          */
+	int heap_read;               /* 0 read, else -errno (ptrace access)     */
+	struct sm_heap_stats heap;
+};
+
+/* What this scan cannot see: the /proc mount and the PID namespace. */
+struct status_visibility {
+	char hidepid[32];     /* the /proc mount's hidepid= value, "" if none */
+	char subset[32];      /* subset= value, "" if none                     */
+	long gid;             /* gid= value, -1 if none                        */
+	int exempt;           /* we see everything anyway (CAP_SYS_PTRACE, gid) */
+	int hidden;           /* other users' processes may be invisible       */
+	int pidns;            /* we are in a PID namespace below the initial one */
+};
+
+/* The uninspected processes listed by PID; more are only counted. */
+#define STATUS_MAX_UNINSPECTED 64
+
+struct status_report {
+	struct status_holder *holders; /* hold secret memory, by PID       */
+	size_t n;
+	struct status_holder *heap_only; /* heap module, no secret memory  */
+	size_t heap_n;
+	size_t files;             /* distinct secretmem files of all holders */
+	unsigned long long mapped, resident; /* sums over the holders */
+	unsigned fds;
+	unsigned scanned;         /* processes looked at                    */
+	unsigned uninspected;     /* processes we could not read            */
+	pid_t uninspected_pid[STATUS_MAX_UNINSPECTED];
+	struct status_visibility vis;
+	int hib;                  /* enum cli_hibernation */
+	char power_state[256];
+	int root;                 /* this process runs as root (euid 0)      */
+	int complete;             /* every process seen and inspected */
+	int quiet_exit;           /* the exit status of --quiet (CLI_EXIT_STATUS_*) */
+	long long time;           /* when the scan ended (Unix time)   */
+};
+
+/* ---- status_gather.c --------------------------------------------------- */
+/* Fills r (free it with status_free() even on failure): 0, or -errno when
+ * /proc cannot be read or memory runs out. */
+int status_gather(struct status_report *r);
+void status_free(struct status_report *r);
+
+/* ---- status_render.c --------------------------------------------------- */
+void status_render_text(const struct status_report *r, FILE *out);
+void status_render_json(const struct status_report *r, FILE *out);
+/* The Prometheus text exposition (node_exporter's textfile collector). */
+void status_render_prometheus(const struct status_report *r, FILE *out);
+
+#endif

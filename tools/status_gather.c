@@ -1,0 +1,519 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * status_gather.c - the gathering of `secretmem status`: which processes
+ * hold secret memory, walked from /proc into one struct status_report.
+ *
+ * A secretmem file shows as "/secretmem (deleted)" both in /proc/PID/maps
+ * (a mapping) and as the target of a /proc/PID/fd link (an open fd).  Every
+ * such file keeps the kernel from hibernating (hibernation_available() checks
+ * secretmem_active()), and the kernel keeps no counter, so we look at every
+ * process.  Mappings are matched by name and, when this process can create a
+ * secretmem file itself, by the device of the secretmem mount, so a deleted
+ * ordinary file that happens to be called /secretmem is not counted.
+ *
+ * For each holder: its command line, user, systemd unit or container, bytes,
+ * fds and what can be seen from outside of libsecretmem (the shared library
+ * or the preload module mapped, SECRETMEM_* variables of the initial
+ * environment), and the figures page the heap module publishes
+ * (heap/heapstats.h), read through /proc/PID/mem.  Then the processes that
+ * could not be inspected, and whether some could not even be seen (hidepid
+ * mount option of /proc, a PID namespace).  Nothing here writes output.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/capability.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include "secretmem.h"
+#include "cli.h"
+#include "status.h"
+
+/* The secretmem files seen, by device and inode: a file mapped twice, or
+ * mapped and open, is one file. */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct file_set {
+	struct file_id *v;
+	size_t n, cap;
+};
+
+/* Adds id unless present; returns 1 if added, 0 if present, -ENOMEM. */
+static int set_add(struct file_set *s, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].dev == dev && s->v[i].ino == ino)
+			return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct file_id *v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct file_id){ dev, ino };
+	return 1;
+}
+
+/* The walk of /proc: what status_gather() needs on the way, beside the
+ * report it fills. */
+struct scan {
+	struct status_report *r;
+	int dev_known;
+	dev_t dev;                   /* device of secretmem files */
+	size_t cap, heap_cap;        /* allocated r->holders, r->heap_only */
+	struct file_set all;         /* the files of all holders */
+};
+
+static int is_secretmem_path(const char *s)
+{
+	return strcmp(s, CLI_SECRETMEM_NAME) == 0;
+}
+
+/*
+ * Reads /proc/PID/smaps into h.  Returns 0, -EACCES/-EPERM when not
+ * allowed, -ENOENT when the process is gone.
+ */
+static int scan_maps(struct scan *sc, pid_t pid, struct status_holder *h, struct file_set *files)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int in = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	errno = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		unsigned long long off, ino;
+		unsigned int major_nr, minor_nr;
+		char perms[8];
+		int name_at = 0;
+
+		if (sscanf(line, "%lx-%lx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
+			   &major_nr, &minor_nr, &ino, &name_at) >= 7 && name_at > 0) {
+			char *name = line + name_at;
+			name[strcspn(name, "\n")] = '\0';
+			const char *base = strrchr(name, '/');
+			base = base ? base + 1 : name;
+			if (strncmp(base, "libsecretmem-preload.so", 23) == 0)
+				h->lib = STATUS_LIB_PRELOAD;
+			else if (strncmp(base, "libsecretmem-heap.so", 20) == 0)
+				h->lib = STATUS_LIB_HEAP;
+			else if (strcmp(name, "/memfd:" SM_HEAP_STATS_NAME " (deleted)") == 0 && !h->heap_page)
+				h->heap_page = start;
+			else if (strncmp(base, "libsecretmem.so", 15) == 0 && h->lib == STATUS_LIB_NONE)
+				h->lib = STATUS_LIB_SHARED;
+			in = is_secretmem_path(name) &&
+			     (!sc->dev_known || (major(sc->dev) == major_nr && minor(sc->dev) == minor_nr));
+			if (in) {
+				h->mappings++;
+				if (set_add(files, makedev(major_nr, minor_nr), (ino_t)ino) < 0)
+					break;
+			}
+			continue;
+		}
+		if (!in)
+			continue;
+		unsigned long long kb;
+		if (sscanf(line, "Size: %llu kB", &kb) == 1)
+			h->mapped += kb * 1024;
+		else if (sscanf(line, "Rss: %llu kB", &kb) == 1)
+			h->resident += kb * 1024;
+	}
+	/* reading smaps of a process we may not trace fails at the first read */
+	int err = ferror(f) ? errno : 0;
+	fclose(f);
+	return err ? -err : 0;
+}
+
+static int scan_fds(struct scan *sc, pid_t pid, struct status_holder *h, struct file_set *files)
+{
+	char path[64], link[512], target[256];
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	for (struct dirent *e; (e = readdir(d));) {
+		struct stat st;
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", path, e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n < 0)
+			continue;
+		target[n] = '\0';
+		if (!is_secretmem_path(target) || stat(link, &st) != 0)
+			continue;
+		if (sc->dev_known && st.st_dev != sc->dev)
+			continue;
+		h->fds++;
+		if (set_add(files, st.st_dev, st.st_ino) < 0)
+			break;
+	}
+	closedir(d);
+	return 0;
+}
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* The systemd unit and the container of a process, from its cgroup path
+ * (cgroup v2 "0::" line, else the v1 name=systemd hierarchy). */
+static void unit_from_cgroup(const char *cg, struct status_holder *h)
+{
+	const char *p = cg, *user = NULL;
+	size_t user_len = 0;
+
+	h->unit[0] = h->container[0] = '\0';
+	while (*p) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		if (n == 0)
+			break;
+		if (strncmp(p, "user@", 5) == 0 && ends_with(p, n, ".service")) {
+			user = p;
+			user_len = n;
+		} else if (ends_with(p, n, ".service") || ends_with(p, n, ".scope") ||
+			   ends_with(p, n, ".socket") || ends_with(p, n, ".mount")) {
+			if (user)
+				snprintf(h->unit, sizeof(h->unit), "%.*s (in %.*s)", (int)n, p,
+					 (int)user_len, user);
+			else
+				snprintf(h->unit, sizeof(h->unit), "%.*s", (int)n, p);
+		}
+		static const struct {
+			const char *prefix, *name;
+		} rt[] = { { "docker-", "docker" }, { "libpod-", "podman" },
+			   { "cri-containerd-", "containerd" }, { "crio-", "cri-o" } };
+		for (size_t i = 0; i < sizeof(rt) / sizeof(rt[0]); i++) {
+			size_t k = strlen(rt[i].prefix);
+			if (n > k && strncmp(p, rt[i].prefix, k) == 0)
+				snprintf(h->container, sizeof(h->container), "%s %.12s", rt[i].name, p + k);
+		}
+		if (strncmp(p, "docker", n) == 0 && n == 6 && p[n] == '/')
+			snprintf(h->container, sizeof(h->container), "docker %.12s", p + n + 1);
+		if (n >= 8 && strncmp(p, "kubepods", 8) == 0 && !h->container[0])
+			snprintf(h->container, sizeof(h->container), "kubernetes pod");
+		p += n;
+	}
+}
+
+static void read_cgroup(pid_t pid, struct status_holder *h)
+{
+	char path[64], buf[4096], v1[1024] = "";
+	const char *v2 = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (cli_read_file(path, buf, sizeof(buf)) < 0)
+		return;
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, "0::", 3) == 0)
+			v2 = line + 3;
+		else if (strstr(line, ":name=systemd:"))
+			snprintf(v1, sizeof(v1), "%s", strstr(line, ":name=systemd:") + 14);
+	}
+	/* on a hybrid system the v2 path is "/" unless systemd uses it */
+	unit_from_cgroup(v1[0] ? v1 : v2 ? v2 : "", h);
+}
+
+/* The name of uid (else the number, else "?" if unknown). */
+static void user_name(uid_t uid, char *buf, size_t size)
+{
+	struct passwd *pw = uid == (uid_t)-1 ? NULL : getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, size, "%s", pw->pw_name);
+	else if (uid == (uid_t)-1)
+		snprintf(buf, size, "?");
+	else
+		snprintf(buf, size, "%u", (unsigned)uid);
+}
+
+static void read_identity(pid_t pid, struct status_holder *h)
+{
+	char path[64], buf[4096];
+	const char *p;
+	struct stat mine, theirs;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (cli_read_file(path, h->comm, sizeof(h->comm)) < 0)
+		snprintf(h->comm, sizeof(h->comm), "?");
+	h->uid = (uid_t)-1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (cli_read_file(path, buf, sizeof(buf)) >= 0 && (p = strstr(buf, "\nUid:")))
+		h->uid = (uid_t)strtoul(p + 5, NULL, 10);
+	user_name(h->uid, h->user, sizeof(h->user));
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	n = cli_read_file(path, h->cmdline, sizeof(h->cmdline)); /* NUL-separated */
+	for (ssize_t i = 0; i < n; i++)
+		if (h->cmdline[i] == '\0')
+			h->cmdline[i] = ' ';
+	while (n > 0 && h->cmdline[n - 1] == ' ')
+		h->cmdline[--n] = '\0';
+	if (n <= 0)
+		snprintf(h->cmdline, sizeof(h->cmdline), "[%s]", h->comm);
+	read_cgroup(pid, h);
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	if (!h->container[0] && stat("/proc/self/ns/pid", &mine) == 0 && stat(path, &theirs) == 0 &&
+	    mine.st_ino != theirs.st_ino)
+		snprintf(h->container, sizeof(h->container), "another PID namespace");
+	/* the initial environment: SECRETMEM_* and whether the preload module
+	 * was asked for (a process may change its environment later) */
+	static char env[65536];
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	n = cli_read_file(path, env, sizeof(env));
+	h->env_readable = n >= 0;
+	size_t used = 0;
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1) {
+		if (strncmp(env + i, "SECRETMEM_", 10) != 0 || used + 2 >= sizeof(h->lib_env))
+			continue;
+		used += (size_t)snprintf(h->lib_env + used, sizeof(h->lib_env) - used, "%s%s",
+					 used ? " " : "", env + i);
+		if (used >= sizeof(h->lib_env))
+			used = sizeof(h->lib_env) - 1;
+	}
+}
+
+static int scan_process(struct scan *sc, pid_t pid)
+{
+	struct status_report *r = sc->r;
+	struct status_holder h;
+	struct file_set files = { 0 };
+	int rm, rf;
+
+	memset(&h, 0, sizeof(h));
+	h.pid = pid;
+	rm = scan_maps(sc, pid, &h, &files);
+	rf = scan_fds(sc, pid, &h, &files);
+	if (rm == -ENOENT || rm == -ESRCH || rf == -ENOENT) {
+		free(files.v);
+		return 0; /* gone meanwhile */
+	}
+	r->scanned++;
+	if (rm < 0 || rf < 0) {
+		if (r->uninspected < STATUS_MAX_UNINSPECTED)
+			r->uninspected_pid[r->uninspected] = pid;
+		r->uninspected++;
+	}
+	if (h.heap_page) {
+		/* the module's figures: a read of its page through /proc/PID/mem */
+		char mem[64];
+		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+		int fd = open(mem, O_RDONLY | O_CLOEXEC);
+		h.heap_read = fd < 0 ? -errno : 0;
+		if (fd >= 0) {
+			ssize_t got = pread(fd, &h.heap, sizeof(h.heap), (off_t)h.heap_page);
+			if (got != (ssize_t)sizeof(h.heap) || h.heap.magic != SM_HEAP_STATS_MAGIC)
+				h.heap_read = got < 0 ? -errno : -EIO;
+			close(fd);
+		}
+	}
+	if (h.heap_page && !h.mappings && !h.fds) {
+		read_identity(pid, &h);
+		if (r->heap_n == sc->heap_cap) {
+			size_t cap = sc->heap_cap ? sc->heap_cap * 2 : 8;
+			struct status_holder *v = realloc(r->heap_only, cap * sizeof(*v));
+			if (!v) {
+				free(files.v);
+				return -ENOMEM;
+			}
+			r->heap_only = v;
+			sc->heap_cap = cap;
+		}
+		r->heap_only[r->heap_n++] = h;
+	}
+	if (h.mappings || h.fds) {
+		h.files = (unsigned)files.n;
+		for (size_t i = 0; i < files.n; i++)
+			if (set_add(&sc->all, files.v[i].dev, files.v[i].ino) < 0)
+				break;
+		read_identity(pid, &h);
+		if (r->n == sc->cap) {
+			size_t cap = sc->cap ? sc->cap * 2 : 16;
+			struct status_holder *v = realloc(r->holders, cap * sizeof(*v));
+			if (!v) {
+				free(files.v);
+				return -ENOMEM;
+			}
+			r->holders = v;
+			sc->cap = cap;
+		}
+		r->holders[r->n++] = h;
+	}
+	free(files.v);
+	return 0;
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+	const struct status_holder *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int scan_all(struct scan *sc)
+{
+	struct status_report *r = sc->r;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -errno;
+	for (struct dirent *e; (e = readdir(d));) {
+		char *end;
+		long pid;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		if (scan_process(sc, (pid_t)pid) < 0) {
+			closedir(d);
+			return -ENOMEM;
+		}
+	}
+	closedir(d);
+	if (r->n) /* qsort(NULL, 0, ...) is undefined */
+		qsort(r->holders, r->n, sizeof(*r->holders), pid_cmp);
+	if (r->heap_n)
+		qsort(r->heap_only, r->heap_n, sizeof(*r->heap_only), pid_cmp);
+	return 0;
+}
+
+/* The device of secretmem files, from a file of our own (if we can make one). */
+static void learn_dev(struct scan *sc)
+{
+	struct stat st;
+	int fd;
+
+	if (secretmem_supported() != 0)
+		return;
+	fd = secretmem_memfd(O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0) {
+		sc->dev = st.st_dev;
+		sc->dev_known = 1;
+	}
+	close(fd);
+}
+
+/* ---- what this scan cannot see --------------------------------------- */
+
+/* The initial PID namespace's inode number (PROC_PID_INIT_INO). */
+#define PID_INIT_INO 0xEFFFFFFCu
+
+static void read_visibility(struct status_visibility *v)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[2048];
+	struct stat st;
+
+	memset(v, 0, sizeof(*v));
+	v->gid = -1;
+	if (f) {
+		/* the last mount on /proc is the one in effect */
+		while (fgets(line, sizeof(line), f)) {
+			char point[512], fstype[64], source[256], opts[1024] = "";
+			char *dash = strstr(line, " - ");
+			if (!dash || sscanf(line, "%*s %*s %*s %*s %511s", point) != 1 ||
+			    strcmp(point, "/proc") != 0)
+				continue;
+			if (sscanf(dash + 3, "%63s %255s %1023s", fstype, source, opts) < 2 ||
+			    strcmp(fstype, "proc") != 0)
+				continue;
+			v->hidepid[0] = v->subset[0] = '\0';
+			v->gid = -1;
+			for (char *o = strtok(opts, ","); o; o = strtok(NULL, ",")) {
+				if (strncmp(o, "hidepid=", 8) == 0)
+					snprintf(v->hidepid, sizeof(v->hidepid), "%s", o + 8);
+				else if (strncmp(o, "subset=", 7) == 0)
+					snprintf(v->subset, sizeof(v->subset), "%s", o + 7);
+				else if (strncmp(o, "gid=", 4) == 0)
+					v->gid = strtol(o + 4, NULL, 10);
+			}
+		}
+		fclose(f);
+	}
+	/* hidepid=2/invisible hides other users' processes; 4/ptraceable all
+	 * but the ones we may trace; 1/noaccess leaves them visible but
+	 * unreadable (counted as not inspected) */
+	int hides = strcmp(v->hidepid, "2") == 0 || strcmp(v->hidepid, "invisible") == 0 ||
+		    strcmp(v->hidepid, "4") == 0 || strcmp(v->hidepid, "ptraceable") == 0;
+	v->exempt = cli_has_cap(CAP_SYS_PTRACE) == 1;
+	if (v->gid >= 0) {
+		gid_t groups[256];
+		int n = getgroups(256, groups);
+		v->exempt |= getegid() == (gid_t)v->gid;
+		for (int i = 0; i < n; i++)
+			v->exempt |= groups[i] == (gid_t)v->gid;
+	}
+	v->hidden = hides && !v->exempt;
+	v->pidns = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != PID_INIT_INO;
+}
+
+/* ---- the report ------------------------------------------------------ */
+
+int status_gather(struct status_report *r)
+{
+	struct scan sc = { .r = r };
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	learn_dev(&sc);
+	rc = scan_all(&sc);
+	r->files = sc.all.n;
+	free(sc.all.v);
+	if (rc < 0)
+		return rc;
+	/* read after the scan: a holder that appeared meanwhile is not missed */
+	r->hib = cli_hibernation(r->power_state, sizeof(r->power_state));
+	read_visibility(&r->vis);
+	for (size_t i = 0; i < r->n; i++) {
+		r->mapped += r->holders[i].mapped;
+		r->resident += r->holders[i].resident;
+		r->fds += r->holders[i].fds;
+	}
+	r->root = geteuid() == 0;
+	r->complete = !r->uninspected && !r->vis.hidden && !r->vis.pidns;
+	/* the exit status of --quiet */
+	if (r->n)
+		r->quiet_exit = CLI_EXIT_STATUS_HELD;
+	else
+		r->quiet_exit = r->complete ? CLI_EXIT_STATUS_NONE : CLI_EXIT_STATUS_INCOMPLETE;
+	r->time = (long long)time(NULL);
+	return 0;
+}
+
+void status_free(struct status_report *r)
+{
+	free(r->holders);
+	free(r->heap_only);
+	r->holders = r->heap_only = NULL;
+	r->n = r->heap_n = 0;
+}
