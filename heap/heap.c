@@ -311,6 +311,8 @@ static void init(void)
 		secretmem_set_option(SECRETMEM_OPT_FORK, SECRETMEM_FORK_COPY);
 		hp_say("SECRETMEM_FORK is ignored in heap mode: a forked child gets a copy of the heap (copy)");
 	}
+	/* and never runs without it: fork() fails instead (hfork.c) */
+	sm_fork_set_strict();
 	for (unsigned c = 0; c < SM_NCLASS; c++) {
 		unsigned d = c;
 		while (d + 1 < SM_NCLASS && sm_class_size[d] % 16)

@@ -208,6 +208,7 @@ static inline __attribute__((always_inline)) void *hand_out(struct tbin *b, stru
  * large block, a refill, fallback memory under SECRETMEM_REQUIRE. */
 static __attribute__((noinline)) void *malloc_slow(size_t size)
 {
+	sm_gate_check(); /* a raw child's heap starts empty */
 	struct tcache *tc = sm_tls_tc;
 
 	if (SM_UNLIKELY(!tc)) {
@@ -278,7 +279,7 @@ SM_API void *secretmem_malloc(size_t size)
 	struct tcache *tc = sm_tls_tc;
 
 	if (SM_UNLIKELY(!tc || size > SM_SMALL_MAX ||
-			atomic_load_explicit(&sm_fallback_regions, memory_order_relaxed)))
+			!atomic_load_explicit(&sm_gate->open, memory_order_relaxed)))
 		return malloc_slow(size);
 	struct tbin *b = &tc->bins[sm_size_class(size)];
 	if (SM_UNLIKELY(!b->count))
@@ -517,6 +518,7 @@ void *sm_alloc_aligned(size_t align, size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
+	sm_gate_check();
 	/* the class tables below are filled by the allocator's start-up */
 	if (!sm_tls_tc && !sm_tcache_get())
 		return NULL;
@@ -627,6 +629,7 @@ SM_API long secretmem_trim(void)
 
 	if (err)
 		return -err;
+	sm_gate_check();
 	if (sm_tls_tc)
 		sm_tcache_flush_all(sm_tls_tc);
 	size_t freed = sm_release_unused();

@@ -44,6 +44,7 @@ SM_API struct secretmem_region *secretmem_region_create(size_t size, unsigned in
 		return NULL;
 	}
 	sm_fork_handlers_install();
+	sm_gate_check(); /* a raw child's regions start empty */
 	struct secretmem_region *h = sm_meta_alloc(sizeof(*h));
 	if (!h) {
 		sm_failure_note(SECRETMEM_FAILURE_NOMEM, sizeof(*h));

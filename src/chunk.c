@@ -114,14 +114,20 @@ int sm_chunk_create(size_t need, int populate, struct chunk **out)
 		want = maxp;
 	/* under a memory-lock limit a chunk takes at most a quarter of what
 	 * is left of it, so that a small limit (ulimit -l 64) keeps room for
-	 * regions and for the next chunks */
+	 * regions and for the next chunks; and none takes the room the copy
+	 * policy keeps for fork()'s window (sm_fork_room) */
 	int unlimited;
 	size_t limit, locked;
 	sm_memlock_figures(&unlimited, &limit, &locked);
 	if (!unlimited) {
-		size_t left = limit > locked ? (limit - locked) >> sm_page_shift : 0;
+		size_t room = sm_fork_room(limit);
+		size_t left = limit > locked + room ? (limit - locked - room) >> sm_page_shift : 0;
 		if (want > left / 4)
 			want = left / 4;
+		if (need > left && !populate) {
+			sm_failure_note(SECRETMEM_FAILURE_MEMLOCK, need << sm_page_shift);
+			return -ENOMEM;
+		}
 	}
 	/* at the memory-lock limit every try costs half a dozen system
 	 * calls: start below the last refused size instead of halving down

@@ -14,16 +14,20 @@
  *    pthread_atfork handlers were registered in.
  *
  * 2. copy (default): the prepare handler, in the parent with every library
- *    lock held, makes one new secret memory file, maps it (an ordinary
- *    mapping, inherited by the child), faults in and copies what each secret
- *    region holds (for allocator chunks only up to the highest page in use,
- *    for free cached large blocks nothing) and closes the file.  The child's
- *    handler moves each copy onto its region's address; the parent's handler
- *    unmaps the file.  No pipe, no descriptor across fork(), no waiting:
- *    fork() returns when the copy exists, and nothing the parent writes
- *    after it reaches the child.  If the copy cannot be made (no descriptor
- *    left, memory-lock limit, no memory) the child gets no secret memory at
- *    all (as under drop) and says so on stderr.
+ *    lock held, makes one new secret memory file and fills it with what each
+ *    secret region holds (for allocator chunks only up to the highest page
+ *    in use, for free cached large blocks nothing), through a window of at
+ *    most 256 KiB mapped at a time, so the parent never needs more locked
+ *    memory than its own secrets and one window.  The file's descriptor is
+ *    the one thing that crosses fork(): the child's handler maps the file
+ *    (against the child's own memory-lock limit), moves each copy onto its
+ *    region's address and closes the descriptor; the parent's handler closes
+ *    its own.  No pipe, no waiting: fork() returns when the copy exists, and
+ *    nothing the parent writes after it reaches the child.  If the copy
+ *    cannot be made (no descriptor left, memory-lock limit, no memory) the
+ *    child gets no secret memory at all (as under drop) and says so on
+ *    stderr - or, after sm_fork_set_strict() (heap mode), exits at once in
+ *    its handler, and the heap module's fork() reaps it and fails.
  *
  * 3. share: the prepare handler clears MADV_DONTFORK of every secret
  *    mapping (MADV_DOFORK), both handlers set it again after fork(): only a
@@ -74,9 +78,33 @@ void sm_cancel_restore(int old)
 
 static int fork_policy;       /* enum secretmem_fork_policy, read once in prepare */
 static int fork_cancel;       /* cancellation state before prepare */
-static unsigned char *copy_map; /* copy: the parent's mapping of the new file */
+static int copy_fd = -1;      /* copy: the new file, open across fork() only */
 static size_t copy_len;
 static int copy_error;        /* copy: -errno why it could not be made, or 0 */
+static int fork_strict;       /* a copy that cannot be made ends the child at
+				 * once (sm_fork_set_strict: heap mode) */
+/* the calling thread's last fork(): why the copy failed (or 0), and its size */
+static __thread int last_error;
+static __thread size_t last_need;
+
+/*
+ * The parent fills the copy through a window of at most COPY_WINDOW bytes
+ * mapped at a time, so that it never holds the copy and its own secrets
+ * mapped at once: under the memory-lock limit (mmap-time charging) fork()
+ * needs the parent's live secret memory plus one window (two for a
+ * no-access region, read through a second mapping), halved down to a page
+ * while the limit refuses it.  The child maps the whole file itself,
+ * against its own limit: its inherited secret mappings are gone
+ * (MADV_DONTFORK) and the kernel does not carry locked memory into a child.
+ */
+#define COPY_WINDOW ((size_t)256 << 10)
+/*
+ * The room the allocator leaves under the memory-lock limit for that window
+ * (sm_fork_room; its chunks stop short of it): 64 KiB, or a sixteenth of a
+ * smaller limit (at least a page), so that a process that filled its limit
+ * with secrets can still fork.
+ */
+#define COPY_ROOM ((size_t)64 << 10)
 
 static int is_secret(const struct region *r)
 {
@@ -116,92 +144,127 @@ static void copy_pages(void *dst, const void *src, size_t len)
 		d[i] = s[i];
 }
 
-/* Copy [0, len) of region r from src to dst, skipping the guard pages of
- * allocator runs (inaccessible; the child sets them again). */
-static void copy_unguarded(const struct region *r, unsigned char *dst, const unsigned char *src, size_t len)
+/* Copy len bytes of region r from offset at (src and dst point there),
+ * skipping the guard pages of allocator runs (inaccessible; the child sets
+ * them again). */
+static void copy_unguarded(const struct region *r, size_t at, unsigned char *dst, const unsigned char *src, size_t len)
 {
 	size_t ps = os_page_size(), off = 0;
 
 	while (off < len) {
-		if (sm_slab_fork_guard(r, off / ps)) {
+		if (sm_slab_fork_guard(r, (at + off) / ps)) {
 			off += ps;
 			continue;
 		}
 		size_t end = off + ps;
-		while (end < len && !sm_slab_fork_guard(r, end / ps))
+		while (end < len && !sm_slab_fork_guard(r, (at + end) / ps))
 			end += ps;
 		copy_pages(dst + off, src + off, end - off);
 		off = end;
 	}
 }
 
-/* Fill dst (a slice of the new file, r->size bytes) with r's pages. */
-static int copy_region(struct region *r, unsigned char *dst)
+/* Map the file's bytes [off, off + *len), halving *len down to a page while
+ * the memory-lock limit (or memory) refuses the mapping. */
+static int map_window(int fd, size_t off, size_t *len, void **out)
 {
-	size_t keep = keep_of(r);
+	size_t ps = os_page_size();
+
+	for (;;) {
+		int rc = os_map_shared_at(*len, fd, off, out);
+		if ((rc != -EAGAIN && rc != -ENOMEM) || *len <= ps)
+			return rc;
+		*len = (*len / 2 + ps - 1) & ~(ps - 1);
+	}
+}
+
+/* Fill the file's bytes [off, off + r->size) with r's pages, a window at a
+ * time (*window: its size, kept smaller once the limit refused it). */
+static int copy_region(struct region *r, int fd, size_t off, size_t *window)
+{
+	size_t keep = keep_of(r), done = 0;
 	int rc = 0;
 
-	if (keep) {
-		rc = os_fault_in_secret(dst, keep);
+	while (done < keep && !rc) {
+		size_t want = keep - done < *window ? keep - done : *window, len = want;
+		void *dst, *dup = NULL;
+		rc = map_window(fd, off + done, &len, &dst);
 		if (rc)
-			return rc;
-		const unsigned char *src = r->data;
-		void *dup = NULL;
-		if (r->access == SECRETMEM_NOACCESS) {
+			break;
+		if (len < want)
+			*window = len;
+		rc = os_fault_in_secret(dst, len);
+		const unsigned char *src = r->data + done;
+		if (!rc && r->access == SECRETMEM_NOACCESS) {
 			/* read a second mapping of the pages: the region's own
 			 * protection is the program's (region_protect waits for
 			 * the list lock, which prepare holds, so it cannot change
 			 * during the copy) */
-			rc = os_map_dup(r->data, r->size, &dup);
+			rc = os_map_dup(r->data + done, len, &dup);
 			if (!rc)
-				rc = os_protect(dup, keep, PROT_READ);
-			if (rc) {
-				if (dup)
-					os_unmap(dup, r->size);
-				return rc;
-			}
+				rc = os_protect(dup, len, PROT_READ);
 			src = dup;
 		}
-		copy_unguarded(r, dst, src, keep);
+		if (!rc)
+			copy_unguarded(r, done, dst, src, len);
 		if (dup)
-			os_unmap(dup, r->size);
+			os_unmap(dup, len);
+		os_unmap(dst, len);
+		done += len;
 	}
-	if (r->access != SECRETMEM_READWRITE)
-		rc = os_protect(dst, r->size, r->access == SECRETMEM_READONLY ? PROT_READ : PROT_NONE);
 	return rc;
 }
 
-/* copy, in prepare: one new file holding every secret region's copy. */
+/* copy, in prepare: one new file holding every secret region's copy, left
+ * open (copy_fd) for the child to map; no mapping of it is left behind. */
 static int prepare_copy(void)
 {
-	size_t total = 0, off = 0;
+	size_t total = 0, off = 0, window = COPY_WINDOW;
 	struct region *r;
-	void *map;
 
 	for (r = region_fork_next(NULL); r; r = region_fork_next(r))
 		if (is_secret(r))
 			total += r->size;
+	copy_len = total;
 	if (!total)
 		return 0;
 	int fd = sm_memfd_secret();
 	if (fd < 0)
 		return fd;
+	copy_fd = fd; /* from now on: a raw child made meanwhile closes it */
 	int rc = os_truncate(fd, total);
-	if (!rc)
-		rc = os_map_shared(total, fd, &map);
-	syscall(SYS_close, fd); /* the mapping keeps the file; no descriptor crosses
-				 * fork(); raw: close(2) is a cancellation point */
-	if (rc)
-		return rc;
-	copy_map = map;
-	copy_len = total;
 	for (r = region_fork_next(NULL); r && !rc; r = region_fork_next(r)) {
 		if (!is_secret(r))
 			continue;
-		rc = copy_region(r, copy_map + off);
+		rc = copy_region(r, fd, off, &window);
 		off += r->size;
 	}
+	if (rc) {
+		copy_fd = -1;
+		syscall(SYS_close, fd); /* raw: close(2) is a cancellation point */
+	}
 	return rc;
+}
+
+size_t sm_fork_room(size_t limit)
+{
+	size_t ps = os_page_size(), room = limit / 16 < COPY_ROOM ? limit / 16 : COPY_ROOM;
+
+	if (sm_option(SECRETMEM_OPT_FORK) != SECRETMEM_FORK_COPY)
+		return 0;
+	room &= ~(ps - 1);
+	return room < ps ? ps : room;
+}
+
+void sm_fork_set_strict(void)
+{
+	fork_strict = 1;
+}
+
+int sm_fork_last_error(size_t *need)
+{
+	*need = last_need;
+	return last_error;
 }
 
 static void fork_prepare(void)
@@ -213,17 +276,14 @@ static void fork_prepare(void)
 	region_fork_lock();
 	/* the fork's state is written only with every lock held */
 	fork_cancel = cancel;
+	sm_gate_fork_begin();
 	fork_policy = (int)sm_option(SECRETMEM_OPT_FORK);
-	copy_map = NULL;
+	copy_fd = -1;
 	copy_len = 0;
 	copy_error = 0;
-	if (fork_policy == SECRETMEM_FORK_COPY) {
+	if (fork_policy == SECRETMEM_FORK_COPY)
 		copy_error = prepare_copy();
-		if (copy_error && copy_map) {
-			os_unmap(copy_map, copy_len);
-			copy_map = NULL;
-		}
-	} else if (fork_policy == SECRETMEM_FORK_SHARE) {
+	else if (fork_policy == SECRETMEM_FORK_SHARE) {
 		for (struct region *r = region_fork_next(NULL); r; r = region_fork_next(r))
 			if (is_secret(r))
 				os_advise(r->data, r->size, MADV_DOFORK);
@@ -235,9 +295,12 @@ static void fork_parent(void)
 {
 	int saved = errno;
 
-	if (copy_map)
-		os_unmap(copy_map, copy_len);
-	copy_map = NULL;
+	if (copy_fd >= 0)
+		syscall(SYS_close, copy_fd);
+	copy_fd = -1;
+	last_error = copy_error;
+	last_need = copy_len;
+	sm_gate_fork_end();
 	if (fork_policy == SECRETMEM_FORK_SHARE)
 		for (struct region *r = region_fork_next(NULL); r; r = region_fork_next(r))
 			if (is_secret(r))
@@ -267,11 +330,32 @@ static void reserve_in_child(struct region *r)
 		sm_fatal("fork: cannot reserve the address of a secret in the child");
 }
 
+static int raw_reset; /* sm_fork_raw_child_reset is running */
+
+/*
+ * Copy and drop, first thing in the child: every secret region's address
+ * reserved, before anything (the copy's own mapping included) can be
+ * placed there.  In a raw child a secret region may still hold the parent's
+ * pages (one made while share's handlers had cleared MADV_DONTFORK): they
+ * are replaced, never kept.
+ */
+static void reserve_secret_regions(void)
+{
+	for (struct region *r = region_fork_next(NULL); r; r = region_fork_next(r)) {
+		if (!is_secret(r))
+			continue;
+		if (raw_reset)
+			os_map_none_fixed(r->data, r->size);
+		else
+			reserve_in_child(r);
+	}
+}
+
+/* Drop, after reserve_secret_regions: the fallback region's private pages
+ * go too; the addresses stay reserved, so a stale pointer faults. */
 static void drop_region(struct region *r)
 {
-	if (r->backend == SECRETMEM_BACKEND_SECRET)
-		reserve_in_child(r);
-	else /* keep the addresses reserved: a stale pointer faults */
+	if (r->backend != SECRETMEM_BACKEND_SECRET)
 		os_map_none_fixed(r->data, r->size);
 	r->dropped = 1;
 	r->faulted = 0;
@@ -281,9 +365,28 @@ static void fork_child(void)
 {
 	int saved = errno, policy = fork_policy, failed = 0;
 	size_t off = 0;
+	unsigned char *copy_map = NULL;
 
 	sm_memfd_after_fork();
 
+	if (policy != SECRETMEM_FORK_SHARE)
+		reserve_secret_regions();
+	if (policy == SECRETMEM_FORK_COPY && copy_fd >= 0) {
+		void *map;
+		int rc = os_map_shared(copy_len, copy_fd, &map);
+		if (rc)
+			copy_error = rc;
+		else
+			copy_map = map;
+	}
+	if (copy_fd >= 0)
+		syscall(SYS_close, copy_fd);
+	copy_fd = -1;
+	if (policy == SECRETMEM_FORK_COPY && copy_error && fork_strict) {
+		/* the parent's fork() reaps this child and fails (heap mode):
+		 * no program code runs with a heap it does not have */
+		syscall(SYS_exit_group, 127);
+	}
 	if (policy == SECRETMEM_FORK_COPY && copy_error) {
 		const char *why = copy_error == -EMFILE || copy_error == -ENFILE ? "no free file descriptor"
 				  : copy_error == -ENOSYS || copy_error == -EPERM ? "secret memory refused"
@@ -309,10 +412,11 @@ static void fork_child(void)
 			os_advise(r->data, r->size, MADV_DONTFORK);
 			continue;
 		}
-		reserve_in_child(r);
 		size_t keep = keep_of(r);
 		if (os_remap_fixed(copy_map + off, r->size, r->data) == 0 &&
-		    os_advise(r->data, r->size, MADV_DONTFORK) == 0) {
+		    os_advise(r->data, r->size, MADV_DONTFORK) == 0 &&
+		    (r->access == SECRETMEM_READWRITE ||
+		     os_protect(r->data, r->size, r->access == SECRETMEM_READONLY ? PROT_READ : PROT_NONE) == 0)) {
 			/* the pages past the copy are not faulted in any more:
 			 * accessible to the fault-in's read(), as new pages are */
 			SM_SHOW(r->data + keep, r->faulted - keep);
@@ -329,7 +433,7 @@ static void fork_child(void)
 	}
 	if (copy_map) /* what was not moved (nothing, unless a move failed) */
 		os_unmap(copy_map, copy_len);
-	copy_map = NULL;
+	sm_gate_fork_end();
 	region_fork_unlock();
 	/* a region whose copy failed was dropped: the heap cannot trust its
 	 * chunks any more, so it starts empty as with the drop policy */
@@ -346,11 +450,36 @@ static void fork_child(void)
 	errno = saved;
 }
 
+void sm_fork_raw_child_reset(void)
+{
+	int saved = errno, cancel = sm_cancel_off();
+
+	/* the holders of the locks may be threads this child does not have */
+	sm_alloc_fork_reinit();
+	sm_slab_fork_reinit();
+	region_fork_reinit();
+	sm_alloc_fork_lock();
+	sm_slab_fork_prepare();
+	region_fork_lock();
+	fork_cancel = cancel;
+	/* a copy that the parent was making for fork()'s child */
+	if (copy_fd >= 0)
+		syscall(SYS_close, copy_fd);
+	copy_fd = -1;
+	copy_error = 0;
+	fork_policy = SECRETMEM_FORK_DROP;
+	raw_reset = 1;
+	fork_child();
+	raw_reset = 0;
+	errno = saved;
+}
+
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void install_fork_handlers(void)
 {
 	sm_option(SECRETMEM_OPT_FORK); /* read the environment outside fork */
+	sm_gate_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 

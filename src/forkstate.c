@@ -23,6 +23,16 @@ void sm_slab_fork_prepare(void)
 	pthread_mutex_lock(&sm_radix_lock);
 }
 
+void sm_slab_fork_reinit(void)
+{
+	for (unsigned i = 0; i < SM_NARENAS; i++)
+		pthread_mutex_init(&sm_arenas[i].lock, NULL);
+	pthread_mutex_init(&sm_large_lock, NULL);
+	pthread_mutex_init(&sm_pages_lock, NULL);
+	pthread_mutex_init(&sm_meta_lock, NULL);
+	pthread_mutex_init(&sm_radix_lock, NULL);
+}
+
 void sm_slab_fork_parent(void)
 {
 	pthread_mutex_unlock(&sm_radix_lock);

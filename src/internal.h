@@ -187,6 +187,9 @@ int os_reserve(size_t len, size_t align, void **out);
 int os_map_shared_fixed(void *addr, size_t len, int fd);
 /* Map fd (MAP_SHARED, read-write) anywhere. */
 int os_map_shared(size_t len, int fd, void **out);
+/* The same, of the file's bytes [off, off+len) (off a multiple of the page
+ * size). */
+int os_map_shared_at(size_t len, int fd, size_t off, void **out);
 /* Private anonymous read-write memory over [addr, addr+len). */
 int os_map_anon_fixed(void *addr, size_t len);
 /* Put [addr, addr+len) back to an inaccessible reservation. */
@@ -256,6 +259,8 @@ int region_default_backend(void);
  */
 void region_fork_lock(void);
 void region_fork_unlock(void);
+/* In a raw child: the list lock initialized again. */
+void region_fork_reinit(void);
 struct region *region_fork_next(struct region *r);
 /* Number of registered regions and their mapped bytes. */
 void region_totals(size_t *count, size_t *bytes);
@@ -293,11 +298,52 @@ void sm_api_region_totals(size_t *count, size_t *bytes);
 void sm_alloc_fork_lock(void);
 void sm_alloc_fork_unlock(void);
 void sm_alloc_fork_child_empty(void);
+/* In a raw child: the thread-cache lock initialized again (its holder may
+ * be a thread this process does not have). */
+void sm_alloc_fork_reinit(void);
+
+/* ---- rawchild.c ------------------------------------------------------- */
+
+/*
+ * The gate (rawchild.c): open: malloc's fast path may pop from the thread
+ * cache (no fallback region exists, and this process's heap is its own);
+ * setup: 0 only in a child that did not run the library's fork handlers.
+ * Both live in a MADV_WIPEONFORK page once the allocator started.
+ */
+struct sm_gate {
+	_Atomic int open, setup;
+};
+extern struct sm_gate *sm_gate;
+/* At the allocator's start-up: the gate's page. */
+void sm_gate_init(void);
+/* The count of fallback regions changed (region list lock held), or setup. */
+void sm_gate_update(void);
+/* fork.c: the prepare handler began (every lock held) / a handler ended it. */
+void sm_gate_fork_begin(void);
+void sm_gate_fork_end(void);
+/* 1 in a child that did not run the library's fork handlers and has not
+ * been reset yet. */
+int sm_gate_raw_child(void);
+/* In the slow paths: reset a raw child's heap before going on. */
+void sm_gate_check(void);
 
 /* ---- fork.c ----------------------------------------------------------- */
 
 /* Register the library's fork handlers once (idempotent, thread-safe). */
 void sm_fork_handlers_install(void);
+/* Bytes of the memory-lock limit the allocator's chunks leave free for
+ * fork()'s copy window under the copy policy (0 under share and drop). */
+size_t sm_fork_room(size_t limit);
+/* From now on a child whose copy cannot be made exits in the library's
+ * child handler (status 127) instead of running without its secrets (heap
+ * mode: its fork() then reaps it and fails). */
+void sm_fork_set_strict(void);
+/* The calling thread's last fork() under the copy policy: 0, or -errno why
+ * the copy could not be made; *need: the bytes of secret memory it copies. */
+int sm_fork_last_error(size_t *need);
+/* In a raw child (rawchild.c): every lock initialized again, and the heap
+ * and regions dropped as by the drop policy's child handler. */
+void sm_fork_raw_child_reset(void);
 /*
  * No cancellation point may act while a library lock is held: code that
  * takes locks and may reach one (open, read, close, write, waitpid) runs

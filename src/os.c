@@ -130,13 +130,13 @@ int os_reserve(size_t len, size_t align, void **out)
 }
 
 /* One mmap with the injection hook; the result in *out when out is set. */
-static int map(void *addr, size_t len, int prot, int flags, int fd, void **out)
+static int map_at(void *addr, size_t len, int prot, int flags, int fd, size_t off, void **out)
 {
 	int saved = errno, rc = os_injected(OS_OP_MMAP);
 
 	if (rc)
 		return rc;
-	void *p = mmap(addr, len, prot, flags, fd, 0);
+	void *p = mmap(addr, len, prot, flags, fd, (off_t)off);
 	if (p == MAP_FAILED) {
 		rc = neg_errno();
 		errno = saved;
@@ -145,6 +145,11 @@ static int map(void *addr, size_t len, int prot, int flags, int fd, void **out)
 	if (out)
 		*out = p;
 	return 0;
+}
+
+static int map(void *addr, size_t len, int prot, int flags, int fd, void **out)
+{
+	return map_at(addr, len, prot, flags, fd, 0, out);
 }
 
 int os_map_shared_fixed(void *addr, size_t len, int fd)
@@ -210,6 +215,11 @@ int os_map_dup(void *addr, size_t len, void **out)
 int os_map_shared(size_t len, int fd, void **out)
 {
 	return map(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, out);
+}
+
+int os_map_shared_at(size_t len, int fd, size_t off, void **out)
+{
+	return map_at(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off, out);
 }
 
 int os_map_anon(size_t len, void **out)

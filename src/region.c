@@ -53,6 +53,7 @@ static void list_add(struct region *r)
 	if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
 		fallback_bytes += r->size;
 		atomic_fetch_add(&sm_fallback_regions, 1);
+		sm_gate_update();
 	} else {
 		secret_bytes += r->size;
 	}
@@ -72,6 +73,7 @@ static void list_del(struct region *r)
 	if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
 		fallback_bytes -= r->size;
 		atomic_fetch_sub(&sm_fallback_regions, 1);
+		sm_gate_update();
 	} else {
 		secret_bytes -= r->size;
 	}
@@ -395,6 +397,11 @@ void region_fork_lock(void)
 void region_fork_unlock(void)
 {
 	pthread_mutex_unlock(&list_lock);
+}
+
+void region_fork_reinit(void)
+{
+	pthread_mutex_init(&list_lock, NULL);
 }
 
 struct region *region_fork_next(struct region *r)

@@ -255,6 +255,9 @@ void sm_counters_get(struct sm_counters *c);
 /* For fork.c: take / release every lock of this layer. */
 void sm_slab_fork_prepare(void);
 void sm_slab_fork_parent(void);
+/* In a raw child (no handler ran): every lock of this layer initialized
+ * again, since its holder may be a thread this process does not have. */
+void sm_slab_fork_reinit(void);
 /*
  * Locks held: how many bytes from r->data a fork copy must keep.  A chunk:
  * up to its highest page in a slab; a live large block: SIZE_MAX (all that

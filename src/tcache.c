@@ -60,6 +60,11 @@ void sm_alloc_fork_unlock(void)
 	pthread_mutex_unlock(&tc_lock);
 }
 
+void sm_alloc_fork_reinit(void)
+{
+	pthread_mutex_init(&tc_lock, NULL);
+}
+
 /* In the child, tc_lock held: an empty heap.  This thread's cache points
  * into dropped pages, and the other threads' caches died with their threads. */
 void sm_alloc_fork_child_empty(void)

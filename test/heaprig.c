@@ -24,7 +24,8 @@ const char *hr_module(void)
 	return path;
 }
 
-int hr_run(const char *self, const char *arg, int heap, const char *const *env, char *out, size_t outlen)
+int hr_run_user(const char *self, const char *arg, int heap, const char *const *env, size_t memlock, char *out,
+		size_t outlen)
 {
 	const char *all[32];
 	char pre[PATH_MAX + 16];
@@ -36,7 +37,14 @@ int hr_run(const char *self, const char *arg, int heap, const char *const *env, 
 	for (size_t i = 0; env && env[i] && n < 31; i++)
 		all[n++] = env[i];
 	all[n] = NULL;
+	if (memlock)
+		return tl_run_self_user(self, arg, all, memlock, out, outlen);
 	return tl_run_self(self, arg, all, out, outlen);
+}
+
+int hr_run(const char *self, const char *arg, int heap, const char *const *env, char *out, size_t outlen)
+{
+	return hr_run_user(self, arg, heap, env, 0, out, outlen);
 }
 
 int hr_where(const void *p)

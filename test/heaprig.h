@@ -18,6 +18,10 @@ const char *hr_module(void);
 /* tl_run_self(self, arg) with LD_PRELOAD=module (when heap) and the extra
  * environment entries; the raw wait status, output in out. */
 int hr_run(const char *self, const char *arg, int heap, const char *const *env, char *out, size_t outlen);
+/* hr_run as an ordinary user under a memory-lock limit of memlock bytes
+ * (tl_run_self_user); memlock 0: hr_run. */
+int hr_run_user(const char *self, const char *arg, int heap, const char *const *env, size_t memlock, char *out,
+		size_t outlen);
 /* Where p lives: 's' secret memory (/secretmem), 'f' the allocator's locked
  * fallback, 'o' anything else (ordinary memory), '?' unmapped. */
 int hr_where(const void *p);

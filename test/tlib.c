@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <unistd.h>
 #include "secretmem.h"
 #if defined(__has_include)
@@ -750,7 +751,34 @@ void tl_expect_fatal(const char *name, int (*fn)(void *), void *arg, const char 
 	printf("ok: %s: SIGABRT, \"%s\"\n", name, line);
 }
 
-int tl_run_self(const char *self, const char *arg, const char *const *env, char *out, size_t outlen)
+/* In a child about to exec: become an ordinary user under a memory-lock
+ * limit of memlock bytes (see tl_run_self_user); exits 77 when that user
+ * cannot run self. */
+static void become_user(const char *self, size_t memlock)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
+		rl.rlim_cur = memlock;
+		if (geteuid() == 0)
+			rl.rlim_max = memlock;
+		else if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < memlock)
+			rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_MEMLOCK, &rl);
+	}
+	if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
+		fprintf(stderr, "skip: cannot become uid 65534: %s\n", strerror(errno));
+		_exit(77);
+	}
+	if (access(self, X_OK) != 0) {
+		fprintf(stderr, "skip: uid %u cannot run %s (%s): the build tree is out of its reach\n",
+			(unsigned)getuid(), self, strerror(errno));
+		_exit(77);
+	}
+}
+
+static int run_self(const char *self, const char *arg, const char *const *env, char *out, size_t outlen,
+		    size_t user_memlock)
 {
 	int fds[2], status = 0;
 
@@ -768,6 +796,8 @@ int tl_run_self(const char *self, const char *arg, const char *const *env, char 
 		close(fds[1]);
 		for (size_t i = 0; env && env[i]; i++)
 			putenv(strdup(env[i]));
+		if (user_memlock)
+			become_user(self, user_memlock);
 		char *argv[3] = { strdup(self), strdup(arg), NULL };
 		execv(self, argv);
 		fprintf(stderr, "execv %s: %s\n", self, strerror(errno));
@@ -779,6 +809,17 @@ int tl_run_self(const char *self, const char *arg, const char *const *env, char 
 		if (errno != EINTR)
 			TL_FAIL("waitpid: %s", strerror(errno));
 	return status;
+}
+
+int tl_run_self(const char *self, const char *arg, const char *const *env, char *out, size_t outlen)
+{
+	return run_self(self, arg, env, out, outlen, 0);
+}
+
+int tl_run_self_user(const char *self, const char *arg, const char *const *env, size_t memlock, char *out,
+		     size_t outlen)
+{
+	return run_self(self, arg, env, out, outlen, memlock);
 }
 
 int tl_maps_has(const char *s)

@@ -169,6 +169,13 @@ void tl_expect_fatal(const char *name, int (*fn)(void *), void *arg, const char 
  * (NUL-terminated).  self is argv[0].  Returns the raw wait status.
  */
 int tl_run_self(const char *self, const char *arg, const char *const *env, char *out, size_t outlen);
+/* The same as an ordinary user: run as root, the child becomes uid and gid
+ * 65534 (no capability left, so no CAP_IPC_LOCK) with RLIMIT_MEMLOCK set to
+ * memlock bytes; run as another user, it keeps its uid and sets the soft
+ * limit (at most the hard one).  The child exits 77 with the reason when
+ * that user cannot run self. */
+int tl_run_self_user(const char *self, const char *arg, const char *const *env, size_t memlock, char *out,
+		     size_t outlen);
 /* 1 if a line of /proc/self/maps contains s, 0 if not. */
 int tl_maps_has(const char *s);
 
