@@ -165,7 +165,7 @@ void grow_round(int r)
 }
 
 /*
- * Case 5 (child): 10,000 x 32 B, each written.  Prints: distinct pages
+ * 9 (child): 10,000 x 32 B, each written.  Prints: distinct pages
  * holding the blocks, VmLck growth in KiB (from before the allocator's
  * initialisation), and for secretmem the growth of pages_faulted,
  * pages_mapped and regions.
@@ -208,7 +208,7 @@ int child_pages(int a)
 }
 
 /*
- * Case 6 (child): without CAP_IPC_LOCK and with RLIMIT_MEMLOCK 8 MiB,
+ * 10 (child): without CAP_IPC_LOCK and with RLIMIT_MEMLOCK 8 MiB,
  * allocate 32-byte secrets (each written) until the allocator says no.
  * sodium_malloc ignores a failing mlock() and goes on with unlocked memory,
  * so for it the count stops at the first block that did not raise VmLck.
@@ -262,7 +262,7 @@ int child_memlock(int a)
 }
 
 /*
- * Case 7 (child, secretmem): 10^6 random operations with at most 1,000
+ * 11 (child, secretmem): 10^6 random operations with at most 1,000
  * live blocks.  Every 10,000 operations a new target live count is drawn
  * from 0..1000; an operation allocates with probability 3/4 below the
  * target (else frees a random live block) and frees with probability 3/4
