@@ -203,9 +203,13 @@ check: all $(TEST_BIN) $(HELPER_BIN) $(if $(HAVE_FUZZ),fuzz)
 	SECRETMEM_BUILD=$(BUILD) VALGRIND=$(VALGRIND) sh test/run.sh $(TEST_BIN)
 
 # ---- benchmark (issue: allocator) ----------------------------------------
-BENCH_SRC := bench/bench.c
+# bench/main.c lists what each file holds; pair_steps.c, heap_fork.c,
+# tls_alloc.c and bench/fork/ are programs of their own
+BENCH_SRC := $(addprefix bench/,main.c harness.c allocators.c inproc.c chain.c growth.c sweep.c \
+	report.c)
+BENCH_HDR := bench/bench.h bench/loops.h
 BENCH_LIBS ?= -lsodium -lcrypto -lm
-$(BUILD)/bench/bench: $(BENCH_SRC) $(STLIB)
+$(BUILD)/bench/bench: $(BENCH_SRC) $(BENCH_HDR) $(STLIB) include/secretmem.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -pthread -D_GNU_SOURCE \
 		-o $@ $(BENCH_SRC) $(STLIB) $(BENCH_LIBS) -pthread

@@ -8,7 +8,8 @@
 # row per workload and allocator, with the median and the range (min-max)
 # over the interleaved rounds of the per-round ratio to glibc+bzero on CPU
 # time.  Points: the median; bars: the range; one colour per allocator,
-# log scale (1 = as fast as glibc+bzero).  Workload indices as in bench.c.
+# log scale (1 = as fast as glibc+bzero).  Workload indices: the W_ enum
+# in bench/bench.h.
 
 if (!exists("csv")) csv = 'bench/results.csv'
 if (!exists("out")) out = 'bench/results.png'
