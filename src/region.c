@@ -7,10 +7,17 @@
  *   fallback  private anonymous memory, mlock(2)ed and MADV_DONTDUMP
  *
  * Layout of a region inside its reservation (an anonymous PROT_NONE mapping,
- * which costs no memory and no locked-memory budget):
+ * which costs no memory, and no locked-memory budget either unless the
+ * program called mlockall(MCL_FUTURE)), base aligned as asked:
  *
- *   base                                  data            data+size  base+total
- *   | inaccessible (>= one guard page)    | usable pages   | guard page |
+ *   base          data            data+size  base+total
+ *   | guard page  | usable pages   | guard page |
+ *
+ * The reservation is exactly that long: under mlockall(MCL_FUTURE) the
+ * kernel charges every new mapping, PROT_NONE too, against the limit.  The
+ * rest of an aligned granule stays free address space (the allocator's
+ * radix map checks bounds, so a foreign mapping there is never taken for
+ * ours).
  *
  * New pages are always faulted in by this layer before anyone touches them
  * (os_fault_in_secret / mlock), so a refused memory-lock charge is an error
@@ -296,7 +303,7 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 		return -ENOMEM;
 	if (align < ps)
 		align = ps;
-	size_t total = (size + 2 * ps + align - 1) & ~(align - 1);
+	size_t total = size + 2 * ps;
 
 	int backend = SECRETMEM_BACKEND_SECRET;
 	int require = require_secret || sm_option(SECRETMEM_OPT_REQUIRE);
@@ -314,7 +321,9 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 	void *base;
 	rc = os_reserve(total, align, &base);
 	if (rc) {
-		sm_failure_note(SECRETMEM_FAILURE_NOMEM, size);
+		/* EAGAIN: mlockall(MCL_FUTURE) made the reservation count
+		 * against the memory-lock limit, and the limit refused it */
+		sm_failure_note(rc == -EAGAIN ? SECRETMEM_FAILURE_MEMLOCK : SECRETMEM_FAILURE_NOMEM, size);
 		return -ENOMEM; /* no address space, or a refused mmap */
 	}
 	r->base = (uintptr_t)base;
