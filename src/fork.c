@@ -49,8 +49,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -164,17 +166,45 @@ static void copy_unguarded(const struct region *r, size_t at, unsigned char *dst
 	}
 }
 
-/* Map the file's bytes [off, off + *len), halving *len down to a page while
- * the memory-lock limit (or memory) refuses the mapping. */
-static int map_window(int fd, size_t off, size_t *len, void **out)
+/*
+ * The window lives at one address, reserved once (PROT_NONE, MADV_DONTFORK)
+ * and known before each mapping is made: between the mmap of a window and
+ * its MADV_DONTFORK a raw fork by another thread can still inherit it, and
+ * such a child's first allocator call unmaps whatever is at that address
+ * (sm_fork_raw_child_reset).  Not inherited by any child (MADV_DONTFORK):
+ * every child starts without one.
+ */
+static unsigned char *window_base;
+
+/* Map the file's bytes [off, off + *len) at window_base, halving *len down
+ * to a page while the memory-lock limit (or memory) refuses the mapping. */
+static int map_window(int fd, size_t off, size_t *len)
 {
 	size_t ps = os_page_size();
 
+	if (!window_base) {
+		void *p;
+		int rc = os_reserve(COPY_WINDOW, ps, &p);
+		if (!rc)
+			rc = os_advise(p, COPY_WINDOW, MADV_DONTFORK);
+		if (rc)
+			return rc;
+		window_base = p;
+	}
 	for (;;) {
-		int rc = os_map_shared_at(*len, fd, off, out);
+		int rc = os_map_shared_at(window_base, *len, fd, off);
 		if ((rc != -EAGAIN && rc != -ENOMEM) || *len <= ps)
 			return rc;
 		*len = (*len / 2 + ps - 1) & ~(ps - 1);
+	}
+}
+
+/* The window's pages back to an inaccessible reservation. */
+static void unmap_window(size_t len)
+{
+	if (os_map_none_fixed(window_base, len) || os_advise(window_base, len, MADV_DONTFORK)) {
+		os_unmap(window_base, COPY_WINDOW);
+		window_base = NULL; /* made again at the next fork */
 	}
 }
 
@@ -187,19 +217,23 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 
 	while (done < keep && !rc) {
 		size_t want = keep - done < *window ? keep - done : *window, len = want;
-		void *dst, *dup = NULL;
-		rc = map_window(fd, off + done, &len, &dst);
+		void *dup = NULL;
+		rc = map_window(fd, off + done, &len);
 		if (rc)
 			break;
+		unsigned char *dst = window_base;
 		if (len < want)
 			*window = len;
-		rc = os_fault_in_secret(dst, len);
+		/* a raw fork by another thread meanwhile must not inherit it */
+		rc = os_advise(dst, len, MADV_DONTFORK);
+		if (!rc)
+			rc = os_fault_in_secret(dst, len);
 		const unsigned char *src = r->data + done;
 		if (!rc && r->access == SECRETMEM_NOACCESS) {
 			/* read a second mapping of the pages: the region's own
 			 * protection is the program's (region_protect waits for
 			 * the list lock, which prepare holds, so it cannot change
-			 * during the copy) */
+			 * during the copy); the duplicate keeps MADV_DONTFORK */
 			rc = os_map_dup(r->data + done, len, &dup);
 			if (!rc)
 				rc = os_protect(dup, len, PROT_READ);
@@ -209,7 +243,7 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 			copy_unguarded(r, done, dst, src, len);
 		if (dup)
 			os_unmap(dup, len);
-		os_unmap(dst, len);
+		unmap_window(len);
 		done += len;
 	}
 	return rc;
@@ -368,6 +402,7 @@ static void fork_child(void)
 	unsigned char *copy_map = NULL;
 
 	sm_memfd_after_fork();
+	window_base = NULL; /* MADV_DONTFORK: not in any child */
 
 	if (policy != SECRETMEM_FORK_SHARE)
 		reserve_secret_regions();
@@ -450,6 +485,47 @@ static void fork_child(void)
 	errno = saved;
 }
 
+/*
+ * In a raw child: a window of the parent's copy, inherited when the raw
+ * fork came between the window's mmap and its MADV_DONTFORK, is unmapped.
+ * Only a secret memory mapping at window_base is: the address is free in
+ * every other child, and the program may have mapped something there
+ * since.  Raw system calls; without /proc nothing is unmapped.
+ */
+static void drop_inherited_window(void)
+{
+	static char buf[8192];
+	uintptr_t w = (uintptr_t)window_base;
+	long fd = w ? syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC) : -1;
+	size_t have = 0;
+
+	if (fd < 0)
+		return;
+	for (;;) {
+		long n = syscall(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *nl, *line = buf;
+		while ((nl = strchr(line, '\n')) != NULL) {
+			*nl = '\0';
+			uintptr_t lo = 0, hi = 0;
+			char *p = line;
+			for (; *p && *p != '-'; p++)
+				lo = lo * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+			for (p += *p == '-'; *p && *p != ' '; p++)
+				hi = hi * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+			if (lo >= w && hi <= w + COPY_WINDOW && strstr(line, "/secretmem"))
+				os_unmap((void *)lo, hi - lo);
+			line = nl + 1;
+		}
+		have = strlen(line);
+		memmove(buf, line, have);
+	}
+	syscall(SYS_close, fd);
+}
+
 void sm_fork_raw_child_reset(void)
 {
 	int saved = errno, cancel = sm_cancel_off();
@@ -467,6 +543,7 @@ void sm_fork_raw_child_reset(void)
 		syscall(SYS_close, copy_fd);
 	copy_fd = -1;
 	copy_error = 0;
+	drop_inherited_window();
 	fork_policy = SECRETMEM_FORK_DROP;
 	raw_reset = 1;
 	fork_child();

@@ -187,9 +187,9 @@ int os_reserve(size_t len, size_t align, void **out);
 int os_map_shared_fixed(void *addr, size_t len, int fd);
 /* Map fd (MAP_SHARED, read-write) anywhere. */
 int os_map_shared(size_t len, int fd, void **out);
-/* The same, of the file's bytes [off, off+len) (off a multiple of the page
- * size). */
-int os_map_shared_at(size_t len, int fd, size_t off, void **out);
+/* Map the file's bytes [off, off+len) (off a multiple of the page size)
+ * over [addr, addr+len), replacing what is there. */
+int os_map_shared_at(void *addr, size_t len, int fd, size_t off);
 /* Private anonymous read-write memory over [addr, addr+len). */
 int os_map_anon_fixed(void *addr, size_t len);
 /* Put [addr, addr+len) back to an inaccessible reservation. */

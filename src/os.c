@@ -266,9 +266,9 @@ int os_map_shared(size_t len, int fd, void **out)
 	return map(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, out);
 }
 
-int os_map_shared_at(size_t len, int fd, size_t off, void **out)
+int os_map_shared_at(void *addr, size_t len, int fd, size_t off)
 {
-	return map_at(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off, out);
+	return map_at(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, off, NULL);
 }
 
 int os_map_anon(size_t len, void **out)
