@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "heaprig.h"
 #include "tlib.h"
@@ -24,14 +25,82 @@ const char *hr_module(void)
 	return path;
 }
 
+/* Copy file src to dir/name, mode 0755; 0 or -1. */
+static int stage_copy(const char *src, const char *dir, const char *name)
+{
+	char dst[PATH_MAX], buf[65536];
+	int in = open(src, O_RDONLY | O_CLOEXEC), rc = -1;
+
+	snprintf(dst, sizeof(dst), "%s/%s", dir, name);
+	int outfd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	if (in >= 0 && outfd >= 0) {
+		ssize_t n;
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(outfd, buf, (size_t)n) != n)
+				break;
+		rc = n == 0 ? 0 : -1;
+	}
+	if (in >= 0)
+		close(in);
+	if (outfd >= 0)
+		close(outfd);
+	return rc;
+}
+
+static char stage_dir[64];
+
+static void stage_remove(void)
+{
+	tl_empty_dir(stage_dir);
+	rmdir(stage_dir);
+}
+
+/*
+ * As root, the build tree may be out of uid 65534's reach (a clone under
+ * /root): the test program, the module and the command are copied once to
+ * a directory of /tmp that every user can read, and run from there (the
+ * command finds the module next to itself).  NULL when not needed.
+ */
+static const char *stage(void)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (geteuid() != 0)
+		return NULL;
+	if (stage_dir[0])
+		return stage_dir;
+	snprintf(stage_dir, sizeof(stage_dir), "/tmp/secretmem-user.XXXXXX");
+	if (!mkdtemp(stage_dir) || chmod(stage_dir, 0755) != 0)
+		TL_FAIL("mkdtemp: %s", strerror(errno));
+	atexit(stage_remove);
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	TL_CHECK(n > 0, "readlink /proc/self/exe: %s", strerror(errno));
+	self[n] = '\0';
+	const char *cli = tl_build_path("secretmem");
+	TL_CHECK(stage_copy(self, stage_dir, "test") == 0 && stage_copy(hr_module(), stage_dir, "libsecretmem-heap.so") == 0 &&
+			 (access(cli, R_OK) != 0 || stage_copy(cli, stage_dir, "secretmem") == 0),
+		 "copying to %s: %s", stage_dir, strerror(errno));
+	return stage_dir;
+}
+
 int hr_run_user(const char *self, const char *arg, int heap, const char *const *env, size_t memlock, char *out,
 		size_t outlen)
 {
 	const char *all[32];
-	char pre[PATH_MAX + 16];
+	char pre[PATH_MAX + 16], sbuild[PATH_MAX + 32], sself[PATH_MAX];
 	size_t n = 0;
+	const char *dir = memlock ? stage() : NULL;
 
-	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", hr_module());
+	if (dir) {
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s/libsecretmem-heap.so", dir);
+		snprintf(sbuild, sizeof(sbuild), "SECRETMEM_BUILD=%s", dir);
+		snprintf(sself, sizeof(sself), "%s/test", dir);
+		all[n++] = sbuild;
+		self = sself;
+	} else {
+		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", hr_module());
+	}
 	if (heap)
 		all[n++] = pre;
 	for (size_t i = 0; env && env[i] && n < 31; i++)

@@ -766,7 +766,8 @@ static void become_user(const char *self, size_t memlock)
 			rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_MEMLOCK, &rl);
 	}
-	if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
+	/* root's working directory (a build tree) may be out of reach */
+	if (geteuid() == 0 && (chdir("/") != 0 || setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
 		fprintf(stderr, "skip: cannot become uid 65534: %s\n", strerror(errno));
 		_exit(77);
 	}
