@@ -3,8 +3,8 @@
 /*
  * t_alloc_fork_rawrace - a raw fork (syscall(SYS_fork), no handlers) made
  * by one thread while another thread's fork() runs the library's handlers,
- * over a 32 MiB heap, under copy and share.  What secretmem(7), FORK
- * POLICIES, says such a child finds:
+ * over a 32 MiB heap (4 MiB for an ordinary user), under copy and share.
+ * What secretmem(7), FORK POLICIES, says such a child finds:
  *  - copy: never the parent's secret pages; possibly the descriptor of the
  *    copy being made for fork()'s child (and, rarely, one window of that
  *    copy), until its first allocator call, exec or exit;
@@ -28,6 +28,7 @@
 #include "tlib.h"
 
 #define HEAP ((size_t)32 << 20)
+#define HEAP_USER ((size_t)4 << 20) /* under an ordinary user's 8 MiB limit */
 #define BLOCK 65536
 
 static atomic_int stop;
@@ -183,9 +184,10 @@ static int run(int policy, const char *name, void **blocks, size_t nblocks)
 int main(void)
 {
 	static void *blocks[HEAP / BLOCK];
-	size_t n = HEAP / BLOCK;
+	size_t n = (geteuid() == 0 ? HEAP : HEAP_USER) / BLOCK;
 
 	tl_need_secretmem();
+	printf("heap: %zu MiB\n", n * BLOCK >> 20);
 	for (size_t i = 0; i < n; i++) {
 		blocks[i] = secretmem_malloc(BLOCK);
 		TL_CHECK(blocks[i], "malloc: %s", strerror(errno));

@@ -90,6 +90,25 @@ static void report(const char *what, const struct counts *c)
 		       c->ok[i] ? "OK" : "not OK");
 }
 
+/* Whether the module said anything in the log but, for an ordinary user
+ * (no CAP_IPC_LOCK), the one warning that the memory-lock limit refused
+ * secret memory (the suites then go on in ordinary memory, as documented). */
+static int module_complained(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[4096];
+	int bad = 0;
+
+	if (!f)
+		return 1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "secretmem-heap:") &&
+		    !(geteuid() != 0 && strstr(line, "secret memory refused (cause: memory-lock limit")))
+			bad = 1;
+	fclose(f);
+	return bad;
+}
+
 int main(void)
 {
 	char plain_log[300], heap_log[300];
@@ -131,7 +150,7 @@ int main(void)
 		 "python3.11 under the heap environment does not run with the module");
 	parse(heap_log, &heap);
 	report("heap", &heap);
-	if (rc_heap != 0 || !heap.success || rig_file_has(heap_log, "secretmem-heap:")) {
+	if (rc_heap != 0 || !heap.success || module_complained(heap_log)) {
 		rig_cat(heap_log);
 		TL_FAIL("python3.11 -m test test_ssl test_hashlib under heap mode: exit %d (log above)", rc_heap);
 	}
