@@ -17,10 +17,13 @@ the garbage collector frees them, and the freed memory is not cleared.
 Work through view() (readinto, hmac.compare_digest, ctypes pointers) to keep
 the secret out of the ordinary heap.  See README.md.
 """
+from __future__ import annotations
+
 import ctypes
 import hmac
 import os
 import sys
+from typing import Optional
 
 from . import _lib
 
@@ -40,6 +43,9 @@ OPT_RESERVE = 1
 OPT_FORK = 2
 OPT_RELEASE_IDLE = 3
 OPT_REQUIRE = 4
+FORK_COPY = 0
+FORK_SHARE = 1
+FORK_DROP = 2
 _ACCESS = {"noaccess": 0, "readonly": 1, "readwrite": 2}
 
 
@@ -95,28 +101,88 @@ def __getattr__(name):
     raise AttributeError(f"module 'secretmem' has no attribute {name!r}")
 
 
+class _Fork:
+    """What this process knows of the fork it came from: os.fork() runs
+    after_child in the child, after the library's own fork handler applied
+    the policy."""
+    __slots__ = ("policy",)
+
+    def __init__(self) -> None:
+        self.policy: Optional[int] = None
+
+    def after_child(self) -> None:
+        self.policy = int(lib.secretmem_get_option(OPT_FORK))
+
+
+_fork = _Fork()
+os.register_at_fork(after_in_child=_fork.after_child)
+
+
 class _Memory:
     """Owns one allocation; frees it (the library zeroizes) exactly once.
     It is referenced by the ctypes array that memoryviews export, so memory
-    under a live view is never freed: it goes when the last view does."""
-    __slots__ = ("address", "region", "_free", "_destroy")
+    under a live view is never freed: it goes when the last view does.
 
-    def __init__(self, address, region):
-        self.address = address
-        self.region = region
-        # kept here: at interpreter exit the module's globals may be gone
-        self._free = lib.secretmem_free
-        self._destroy = lib.secretmem_region_destroy
+    In a child made by fork() (another pid than the creator's) the memory is
+    what the fork policy made of it: under copy the child's own copy, freed
+    as usual; under share the parent's pages, which the child must neither
+    zeroize nor free; under drop (or a copy that failed) nothing, which
+    secretmem_free would call fatal.  Freeing it there only forgets it,
+    except the child's own copy."""
+    __slots__ = ("address", "region", "mode", "pid", "dropped_in")
 
-    def free(self):
+    # kept on the class: at interpreter exit the module's globals may be gone
+    _lib = lib
+    _getpid = staticmethod(os.getpid)
+    _fork = _fork
+
+    def __init__(self, address: int, region: Optional[int]) -> None:
+        self.address: Optional[int] = address
+        self.region: Optional[int] = region
+        self.mode = _ACCESS["readwrite"]
+        self.pid = os.getpid()
+        self.dropped_in = 0  # the pid of a child where the memory is known gone
+
+    def inherited(self) -> Optional[str]:
+        """None in the process that made the memory; in a forked child what
+        it has: "copy" (its own), "share" (the parent's pages) or "drop"
+        (nothing: touching the addresses raises SIGSEGV)."""
+        pid = self._getpid()
+        if pid == self.pid:
+            return None
+        if self.dropped_in == pid:
+            return "drop"
+        policy = self._fork.policy
+        if policy is None:  # forked without os.fork() (no hook ran)
+            policy = int(self._lib.secretmem_get_option(OPT_FORK))
         if self.region:
-            region, self.region, self.address = self.region, None, None
-            self._destroy(region)
-        elif self.address:
-            address, self.address = self.address, None
-            self._free(address)
+            # protect() to the mode it has: EFAULT when the region was dropped
+            try:
+                self._lib.secretmem_region_protect(self.region, self.mode)
+                gone = False
+            except OSError:
+                gone = True
+        else:
+            gone = not self._lib.secretmem_owns(self.address)
+        if gone:
+            self.dropped_in = pid
+            return "drop"
+        return "share" if policy == FORK_SHARE else "copy"
 
-    def __del__(self):
+    def free(self) -> None:
+        if self.address is None:
+            return
+        kind = self.inherited()
+        region, address = self.region, self.address
+        self.region = self.address = None
+        if kind in ("share", "drop"):
+            return  # the parent's pages, or none: forget them
+        if region:
+            self._lib.secretmem_region_destroy(region)
+        else:
+            self._lib.secretmem_free(address)
+
+    def __del__(self) -> None:
         self.free()
 
 
@@ -178,12 +244,18 @@ class Secret:
         return s
 
     def _live(self):
-        if self._buf is None:
+        buf = self._buf
+        if buf is None:
             raise ValueError("operation on a closed Secret")
-        return self._buf
+        if buf._secretmem_memory.inherited() == "drop":
+            raise ValueError("this Secret was dropped in this forked child (fork policy drop, or a "
+                             "copy that failed): its memory is gone; close() it")
+        return buf
 
     def view(self):
-        """A writable memoryview (format 'B', len(self) bytes) of the secret."""
+        """A writable memoryview (format 'B', len(self) bytes) of the secret.
+        ValueError on a closed Secret, and in a forked child that has no
+        copy of it (fork policy drop)."""
         return memoryview(self._live()).cast("B")
 
     def protect(self, mode):
@@ -196,10 +268,14 @@ class Secret:
         if not mem.region:
             raise ValueError("protect() needs a region-backed Secret: Secret(size, region=True)")
         lib.secretmem_region_protect(mem.region, _ACCESS[mode])
+        mem.mode = _ACCESS[mode]
 
     def close(self):
         """Zeroize and free now.  BufferError while a view (or a slice of one)
-        is alive; closing twice is a no-op."""
+        is alive; closing twice is a no-op.  In a forked child, a secret the
+        child has no copy of (fork policy drop) or shares with its parent
+        (policy share) is only forgotten: its memory is not the child's to
+        zeroize."""
         buf = self._buf
         if buf is None:
             return
