@@ -9,10 +9,12 @@
         ok = hmac.compare_digest(key.view(), other_view)  # no bytes copy
     # closed: zeroized and freed
 
+    password = secretmem.getpass()                        # terminal -> secret memory
+
 A Secret's bytes live in memory that no other process - root included - can
 read (see secretmem(7)).  Python copies whatever becomes a bytes or str
 object: bytes(view), view.tobytes(), view.hex(), slicing a bytes object,
-f.read(), os.urandom(), ... - such copies stay in the
+f.read(), os.urandom(), getpass.getpass(), ... - such copies stay in the
 ordinary heap until the garbage collector frees them, and the freed memory
 is not cleared.  Work through view() (readinto, hmac.digest,
 hmac.compare_digest, ctypes pointers) to keep the secret out of the ordinary
@@ -47,7 +49,7 @@ lib = _lib.load()
 Functions raise OSError instead of returning -errno or NULL."""
 
 __version__ = "1.1.0"
-__all__ = ["Secret", "supported", "check_supported", "stats", "trim", "set_require",
+__all__ = ["Secret", "getpass", "supported", "check_supported", "stats", "trim", "set_require",
            "backend", "lib", "BACKEND_NONE", "BACKEND_SECRET", "BACKEND_FALLBACK"]
 
 BACKEND_NONE = 0
@@ -436,3 +438,5 @@ class Secret:
         # view, or now if there is none.
         self._buf = None
 
+
+from ._getpass import getpass  # noqa: E402  (uses Secret)

@@ -2,7 +2,7 @@
 # Copyright (c) 2026 the secretmem authors
 """Strict arguments, docstrings, type annotations, the CPython check.
 
-Sizes (Secret, Secret.random) are ints: bool, float and
+Sizes (Secret, Secret.random, getpass's max_len) are ints: bool, float and
 str are refused with TypeError, a negative size or one over sys.maxsize
 with ValueError; region= and require= are bools; set_require takes a bool
 or the spellings of SECRETMEM_REQUIRE; protect takes one of three strs.
@@ -34,7 +34,8 @@ class TestSizes(unittest.TestCase):
     def test_type_errors(self):
         for bad in ("32", 3.9, 3.0, True, False, None, b"\x20", [32]):
             for make in (Secret, Secret.random,
-                         lambda n: Secret(n, region=True)):
+                         lambda n: Secret(n, region=True),
+                         lambda n: secretmem.getpass(max_len=n)):
                 with self.subTest(size=bad, make=make), self.assertRaises(TypeError) as cm:
                     make(bad)
                 self.assertIn(type(bad).__name__, str(cm.exception))
@@ -44,6 +45,10 @@ class TestSizes(unittest.TestCase):
             for make in (Secret, Secret.random, lambda n: Secret(n, region=True)):
                 with self.subTest(size=bad, make=make), self.assertRaises(ValueError):
                     make(bad)
+        with self.assertRaises(ValueError):
+            secretmem.getpass(max_len=0)
+        with self.assertRaises(ValueError):
+            secretmem.getpass(max_len=-5)
 
     def test_int_like_accepted(self):
         for n in (7, Index(7)):
@@ -121,7 +126,7 @@ def public_callables():
 class TestDocsAndTypes(unittest.TestCase):
     def test_docstrings(self):
         names = [n for n, _ in public_callables()]
-        for must in ("Secret.size", "Secret.closed", "Secret.view", "set_require",
+        for must in ("Secret.size", "Secret.closed", "Secret.view", "getpass", "set_require",
                      "Secret.random", "Secret.close", "Secret.backend", "Secret.region"):
             self.assertIn(must, names)
         for name, obj in public_callables():
@@ -143,6 +148,7 @@ class TestDocsAndTypes(unittest.TestCase):
                     self.assertIn(p.name, hints, f"{name}: parameter {p.name} not annotated")
                 self.assertIn("return", hints, f"{name}: return not annotated")
         self.assertIs(typing.get_type_hints(Secret.view)["return"], memoryview)
+        self.assertIs(typing.get_type_hints(secretmem.getpass, vars(secretmem))["return"], Secret)
         self.assertIs(typing.get_type_hints(secretmem.supported)["return"], bool)
 
     def test_py_typed(self):
