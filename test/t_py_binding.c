@@ -7,7 +7,8 @@
  * readinto, constant-time equality), zero at birth and on close, close()
  * refused while views live, errors as OSError with the C errno, protect()
  * modes holding (SIGSEGV in a child), strict arguments, docstrings and
- * annotations, the CPython check, and `pip install` into a venv
+ * annotations, the CPython check, and the wheel and `pip install ./python`
+ * into a venv offline, typed for mypy through py.typed
  * (python/tests/test_binding.py, test_protect.py, test_args.py,
  * test_install.py).
  */
