@@ -5,7 +5,10 @@
 The binding is pure Python, so a wheel is a zip of python/secretmem/ with
 a .dist-info directory (METADATA, WHEEL, RECORD, LICENSE): this module
 writes it with zipfile, with no setuptools, no wheel package and nothing
-from the network.  pyproject.toml names it (backend-path), so that
+from the network.  The metadata is the [project] table of pyproject.toml,
+read by a parser of the small part of TOML that table uses (tomllib is
+not in Python before 3.11); anything else in it is an error, and so is a
+version other than secretmem.__version__.  pyproject.toml names it (backend-path), so that
 `pip install ./python` works offline with any CPython 3.8+ and its pip; the
 Debian package builds through it too (pybuild, python3-build), and so does
 `make wheel`, which runs this file as a script:
@@ -29,29 +32,70 @@ import time
 import zipfile
 
 NAME = "secretmem"
-SUMMARY = "Keep secrets in Linux secret memory (memfd_secret) from Python, through libsecretmem"
-REQUIRES_PYTHON = ">=3.8"
-CLASSIFIERS = [
-    "License :: OSI Approved :: MIT License",
-    "Operating System :: POSIX :: Linux",
-    "Programming Language :: Python :: 3",
-    "Programming Language :: Python :: Implementation :: CPython",
-    "Topic :: Security :: Cryptography",
-    "Typing :: Typed",
-]
 TAG = "py3-none-any"
 
 # python/ (this file is python/build_backend/secretmem_backend.py)
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _toml_value(text, pos):
+    """(value, next position) of a TOML string, array or inline table at
+    text[pos]: the subset pyproject.toml's [project] uses."""
+    while text[pos] in " \t\n":
+        pos += 1
+    c = text[pos]
+    if c == '"':
+        end = text.index('"', pos + 1)
+        value = text[pos + 1:end]
+        if "\\" in value:
+            raise ValueError("pyproject.toml: escapes in strings are not supported")
+        return value, end + 1
+    if c in "[{":
+        close = "]" if c == "[" else "}"
+        items = [] if c == "[" else {}
+        pos += 1
+        while True:
+            while text[pos] in " \t\n,":
+                pos += 1
+            if text[pos] == close:
+                return items, pos + 1
+            if c == "[":
+                value, pos = _toml_value(text, pos)
+                items.append(value)
+            else:
+                m = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=").match(text, pos)
+                if not m:
+                    raise ValueError(f"pyproject.toml: bad inline table at {text[pos:pos + 20]!r}")
+                items[m.group(1)], pos = _toml_value(text, m.end())
+    raise ValueError(f"pyproject.toml: unsupported value at {text[pos:pos + 20]!r}")
+
+
+def project():
+    """The [project] table of pyproject.toml as a dict."""
+    with open(os.path.join(SRC, "pyproject.toml"), encoding="utf-8") as f:
+        text = re.sub(r"(?m)^\s*#.*$", "", f.read())
+    m = re.search(r"(?ms)^\[project\]\n(.*?)(?=^\[|\Z)", text)
+    if not m:
+        raise ValueError("pyproject.toml has no [project] table")
+    body, pos, out = m.group(1) + "\n", 0, {}
+    key = re.compile(r"\s*([A-Za-z0-9_-]+)\s*=")
+    while body[pos:].strip():
+        k = key.match(body, pos)
+        if not k:
+            raise ValueError(f"pyproject.toml: cannot parse {body[pos:pos + 30]!r}")
+        out[k.group(1)], pos = _toml_value(body, k.end())
+    return out
+
+
 def version():
-    """__version__ of python/secretmem/__init__.py: the one place it is written."""
+    """The version of pyproject.toml, which must be secretmem.__version__."""
+    ver = project()["version"]
     with open(os.path.join(SRC, NAME, "__init__.py"), encoding="utf-8") as f:
         m = re.search(r'^__version__ = "([^"]+)"$', f.read(), re.M)
-    if not m:
-        raise RuntimeError("no __version__ in secretmem/__init__.py")
-    return m.group(1)
+    if not m or m.group(1) != ver:
+        raise ValueError(f"pyproject.toml says version {ver}, secretmem/__init__.py "
+                         f"{m.group(1) if m else 'nothing'}")
+    return ver
 
 
 def _license_path():
@@ -68,13 +112,18 @@ def _read(path):
 
 
 def metadata():
-    """The METADATA (and PKG-INFO) text: core metadata 2.1 with
-    python/README.md as the description."""
+    """The METADATA (and PKG-INFO) text: core metadata 2.1 from [project],
+    with the readme as the description."""
+    p = project()
+    if p["name"] != NAME:
+        raise ValueError(f"pyproject.toml: name {p['name']}, not {NAME}")
     lines = ["Metadata-Version: 2.1", f"Name: {NAME}", f"Version: {version()}",
-             f"Summary: {SUMMARY}", "Author: the secretmem authors", "License: MIT"]
-    lines += [f"Classifier: {c}" for c in CLASSIFIERS]
-    lines += [f"Requires-Python: {REQUIRES_PYTHON}", "Description-Content-Type: text/markdown"]
-    readme = _read(os.path.join(SRC, "README.md")).decode("utf-8")
+             f"Summary: {p['description']}"]
+    lines += [f"Author: {a['name']}" for a in p.get("authors", [])]
+    lines += [f"License: {p['license']['text']}"]
+    lines += [f"Classifier: {c}" for c in p.get("classifiers", [])]
+    lines += [f"Requires-Python: {p['requires-python']}", "Description-Content-Type: text/markdown"]
+    readme = _read(os.path.join(SRC, p["readme"])).decode("utf-8")
     return "\n".join(lines) + "\n\n" + readme
 
 

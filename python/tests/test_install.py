@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zipfile
 
 import pyutil
 
@@ -92,6 +93,13 @@ class TestInstall(unittest.TestCase):
     def test_1_wheel_offline(self):
         wheel = build_wheel(os.path.join(self.tmp, "wheel"))
         self.assertEqual(os.path.basename(wheel), f"secretmem-{pyutil.version()}-py3-none-any.whl")
+        with zipfile.ZipFile(wheel) as zf:
+            names = sorted(zf.namelist())
+        info = f"secretmem-{pyutil.version()}.dist-info/"
+        self.assertEqual(names, sorted([info + n for n in ("LICENSE", "METADATA", "RECORD", "WHEEL")] +
+                                       ["secretmem/__init__.py", "secretmem/_getpass.py", "secretmem/_lib.py",
+                                        "secretmem/py.typed"]),
+                         "the wheel holds the package and its metadata only (no C library)")
         venv = self.venv()
         r = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "--no-index", wheel],
                            capture_output=True, text=True, env=self.env(), cwd=self.tmp)
@@ -148,6 +156,32 @@ class TestInstall(unittest.TestCase):
         r = mypy(progs["good.py"])
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("missing library stubs or py.typed marker", r.stdout)
+
+    def test_backend_metadata(self):
+        # the backend's reading of pyproject.toml's [project] is TOML's
+        sys.path.insert(0, os.path.dirname(BACKEND))
+        try:
+            import secretmem_backend
+        finally:
+            sys.path.pop(0)
+        try:
+            import tomllib
+        except ImportError:
+            self.skipTest("no tomllib (Python < 3.11) to compare with")
+        with open(os.path.join(pyutil.PYDIR, "pyproject.toml"), "rb") as f:
+            self.assertEqual(secretmem_backend.project(), tomllib.load(f)["project"])
+        self.assertEqual(secretmem_backend.version(), pyutil.version())
+        # a version in pyproject.toml other than __version__ stops the build
+        src = os.path.join(self.tmp, "python-bad")
+        shutil.copytree(pyutil.PYDIR, src, ignore=shutil.ignore_patterns("__pycache__", "tests"))
+        with open(os.path.join(src, "pyproject.toml")) as f:
+            text = f.read()
+        with open(os.path.join(src, "pyproject.toml"), "w") as f:
+            f.write(text.replace(f'version = "{pyutil.version()}"', 'version = "9.9.9"'))
+        r = subprocess.run([sys.executable, os.path.join(src, "build_backend", "secretmem_backend.py"), "wheel",
+                            os.path.join(self.tmp, "bad")], capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn(f"pyproject.toml says version 9.9.9, secretmem/__init__.py {pyutil.version()}", r.stderr)
 
     def test_mypy_strict_on_the_package(self):
         if not have("mypy"):
