@@ -49,6 +49,8 @@ class TestSizes(unittest.TestCase):
             secretmem.getpass(max_len=0)
         with self.assertRaises(ValueError):
             secretmem.getpass(max_len=-5)
+        with self.assertRaises(ValueError):
+            secretmem.getpass(max_len=sys.maxsize + 1)
 
     def test_int_like_accepted(self):
         for n in (7, Index(7)):

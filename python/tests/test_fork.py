@@ -58,7 +58,9 @@ if pid == 0:
         out.append("A" if a == A else "a?")
         out.append("R" if r == R else "r?")
         a.view()[:] = b"C" * 32      # copy: the child's own; share: the parent's too
-    a.close()
+    live = secretmem.stats()["live_allocations"]
+    a.close()                         # copy: freed (and zeroized); share, drop: forgotten
+    out.append("freed %d" % (live - secretmem.stats()["live_allocations"]))
     r.close()
     out.append("closed" if a.closed and r.closed else "open")
     n = secretmem.Secret(8)           # the child's allocator works
@@ -108,20 +110,20 @@ class TestOsFork(unittest.TestCase):
 
     def test_copy(self):
         # the child's own copy: it reads the value, its write stays in the child
-        self.check(scenario("copy"), "A R closed new", "A R B")
+        self.check(scenario("copy"), "A R freed 1 closed new", "A R B")
 
     def test_share(self):
         # the parent's pages: the child's write reaches the parent, but the
         # child's close() and exit do not zeroize them
-        self.check(scenario("share"), "A R closed new", "C R B")
+        self.check(scenario("share"), "A R freed 0 closed new", "C R B")
 
     def test_drop(self):
         # nothing in the child: view() refuses, close() forgets, exit is clean
-        self.check(scenario("drop"), "ValueError ValueError ValueError closed new", "A R B")
+        self.check(scenario("drop"), "ValueError ValueError ValueError freed 0 closed new", "A R B")
 
     def test_set_option_at_run_time(self):
-        for policy, child, parent in (("drop", "ValueError ValueError ValueError closed new", "A R B"),
-                                      ("share", "A R closed new", "C R B")):
+        for policy, child, parent in (("drop", "ValueError ValueError ValueError freed 0 closed new", "A R B"),
+                                      ("share", "A R freed 0 closed new", "C R B")):
             with self.subTest(policy=policy):
                 self.check(scenario(policy, f"set_option:{policy}"), child, parent)
 
