@@ -5,8 +5,10 @@
 The table is this test's input: every call in its first column has a
 snippet here (and every snippet a call there), and the verdict in its second
 column must be what a root scan sees.  One child interpreter runs the rows
-one after the other; for each, a fresh random 32-byte key (letters and
-digits, so that it decodes as text) is read from a file into a new Secret
+one after the other; for each, a fresh random key (letters and digits, so
+that it decodes as text; 48 bytes, or 32 where the call takes no other
+length, and so unlike a 32-byte digest, which could take the memory of a
+freed copy of a 32-byte key before the scan) is read from a file into a new Secret
 with readinto (unbuffered), the call runs, and a second process reads every
 readable mapping of the child (/proc/PID/mem) for the key, its hex text and
 its base64 text before the next row starts:
@@ -35,7 +37,8 @@ import pyutil
 README = os.path.join(pyutil.PYDIR, "README.md")
 HEADING = "## Which calls copy a secret"
 
-# call (as written in the README) -> (code, needle): the code runs with v, s,
+# call (as written in the README) -> (code, needle[, key size, default 48]):
+# the code runs with v, s, size,
 # path, load(view), keep (a list the child keeps), msg, salt, n, flags (a set
 # reported to the test) and the modules imported in CHILD; an object left in
 # `held` is checked for keeping v (close() refused while it lives, allowed
@@ -43,18 +46,18 @@ HEADING = "## Which calls copy a secret"
 # b64).
 SNIPPETS = {
     'open(path, "rb", buffering=0).readinto(v)': ("load(v)", "raw"),
-    "os.readv(fd, [v])": ("fd = os.open(path, os.O_RDONLY)\nassert os.readv(fd, [v]) == 32\nos.close(fd)", "raw"),
+    "os.readv(fd, [v])": ("fd = os.open(path, os.O_RDONLY)\nassert os.readv(fd, [v]) == size\nos.close(fd)", "raw"),
     "sock.recv_into(v)": ("a, b = socket.socketpair()\nfd = os.open(path, os.O_RDONLY)\n"
-                          "os.sendfile(a.fileno(), fd, 0, 32)  # file to socket inside the kernel\n"
-                          "os.close(fd)\nassert b.recv_into(v) == 32\na.close()\nb.close()", "raw"),
-    "os.write(fd, v)": ("load(v)\nfd = os.open('/dev/null', os.O_WRONLY)\nassert os.write(fd, v) == 32\n"
+                          "os.sendfile(a.fileno(), fd, 0, size)  # file to socket inside the kernel\n"
+                          "os.close(fd)\nassert b.recv_into(v) == size\na.close()\nb.close()", "raw"),
+    "os.write(fd, v)": ("load(v)\nfd = os.open('/dev/null', os.O_WRONLY)\nassert os.write(fd, v) == size\n"
                         "os.close(fd)", "raw"),
-    "sock.sendall(v)": ("load(v)\na, b = socket.socketpair()\na.sendall(v)\nt = secretmem.Secret(32)\n"
-                        "w = t.view()\nassert b.recv_into(w) == 32 and w == v\nw.release()\na.close()\nb.close()",
+    "sock.sendall(v)": ("load(v)\na, b = socket.socketpair()\na.sendall(v)\nt = secretmem.Secret(size)\n"
+                        "w = t.view()\nassert b.recv_into(w) == size and w == v\nw.release()\na.close()\nb.close()",
                         "raw"),
-    "hmac.compare_digest(v, other)": ("load(v)\nt = secretmem.Secret(32)\nother = t.view()\nload(other)\n"
+    "hmac.compare_digest(v, other)": ("load(v)\nt = secretmem.Secret(size)\nother = t.view()\nload(other)\n"
                                       "assert hmac.compare_digest(v, other)", "raw"),
-    "s == other": ("load(v)\nt = secretmem.Secret(32)\nother = t.view()\nload(other)\nassert s == other\n"
+    "s == other": ("load(v)\nt = secretmem.Secret(size)\nother = t.view()\nload(other)\nassert s == other\n"
                    "assert s == t", "raw"),
     'hmac.digest(v, msg, "sha256")': ('load(v)\nkeep.append(hmac.digest(v, msg, "sha256"))', "raw"),
     'hashlib.pbkdf2_hmac("sha256", v, salt, n)': ('load(v)\nkeep.append(hashlib.pbkdf2_hmac("sha256", v, salt, n))',
@@ -65,19 +68,19 @@ SNIPPETS = {
     "(ctypes.c_char * len(v)).from_buffer(v)": ("load(v)\nc = (ctypes.c_char * len(v)).from_buffer(v)\n"
                                                 "keep.append(ctypes.addressof(c))\ndel c", "raw"),
     "AESGCM(v)": ("load(v)\nfrom cryptography.hazmat.primitives.ciphers.aead import AESGCM\n"
-                  "held = AESGCM(v)\nkeep.append(held.encrypt(b'n' * 12, msg, None))", "raw"),
+                  "held = AESGCM(v)\nkeep.append(held.encrypt(b'n' * 12, msg, None))", "raw", 32),
     "ChaCha20Poly1305(v)": ("load(v)\nfrom cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305\n"
                             "held = ChaCha20Poly1305(v)\nkeep.append(held.encrypt(b'n' * 12, msg, None))",
-                            "raw"),
+                            "raw", 32),
     "HMAC(v, SHA256())": ("load(v)\nfrom cryptography.hazmat.primitives.hmac import HMAC\n"
                           "from cryptography.hazmat.primitives.hashes import SHA256\n"
                           "held = HMAC(v, SHA256())\nheld.update(msg)\nkeep.append(held.copy().finalize())", "raw"),
     "h = hashlib.sha256(v)": ("load(v)\nh = hashlib.sha256(v)\nkeep.append(h)", "raw"),
     "h = hashlib.blake2b(msg, key=v)": ("load(v)\nh = hashlib.blake2b(msg, key=v)\nkeep.append(h)", "raw"),
-    "h = hashlib.blake2s(msg, key=v)": ("load(v)\nh = hashlib.blake2s(msg, key=v)\nkeep.append(h)", "raw"),
+    "h = hashlib.blake2s(msg, key=v)": ("load(v)\nh = hashlib.blake2s(msg, key=v)\nkeep.append(h)", "raw", 32),
     "Ed25519PrivateKey.from_private_bytes(v)": (
         "load(v)\nfrom cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey\n"
-        "k = Ed25519PrivateKey.from_private_bytes(v)\nkeep.append(k)", "raw"),
+        "k = Ed25519PrivateKey.from_private_bytes(v)\nkeep.append(k)", "raw", 32),
     "bytes(v)": ("load(v)\nkeep.append(bytes(v))", "raw"),
     "v.tobytes()": ("load(v)\nkeep.append(v.tobytes())", "raw"),
     "bytearray(v)": ("load(v)\nkeep.append(bytearray(v))", "raw"),
@@ -85,13 +88,13 @@ SNIPPETS = {
     "base64.b64encode(v)": ("load(v)\nkeep.append(base64.b64encode(v))", "b64"),
     'str(v, "ascii")': ('load(v)\nkeep.append(str(v, "ascii"))', "raw"),
     "codecs.decode(v)": ("load(v)\nkeep.append(codecs.decode(v))", "raw"),
-    'struct.unpack_from("32s", v)': ('load(v)\nkeep.append(struct.unpack_from("32s", v))', "raw"),
-    "os.read(fd, 32)": ("fd = os.open(path, os.O_RDONLY)\nkeep.append(os.read(fd, 32))\nos.close(fd)", "raw"),
+    'struct.unpack_from(f"{len(v)}s", v)': ('load(v)\nkeep.append(struct.unpack_from(f"{len(v)}s", v))', "raw"),
+    "os.read(fd, len(v))": ("fd = os.open(path, os.O_RDONLY)\nkeep.append(os.read(fd, len(v)))\nos.close(fd)", "raw"),
     "f.read()": ("with open(path, 'rb') as f:\n    keep.append(f.read())", "raw"),
     'hmac.new(v, msg, "sha256")': ('load(v)\ntry:\n    hmac.new(v, msg, "sha256")\nexcept TypeError:\n'
                                    '    flags.add("TypeError")', "raw"),
     "SecretBox(v)": ("load(v)\nimport nacl.secret\ntry:\n    nacl.secret.SecretBox(v)\nexcept TypeError:\n"
-                     '    flags.add("TypeError")', "raw"),
+                     '    flags.add("TypeError")', "raw", 32),
 }
 
 CHILD = r"""
@@ -99,15 +102,15 @@ import base64, codecs, ctypes, hashlib, hmac, json, os, socket, struct, sys, sec
 keep = []
 def load(view):
     with open(path, "rb", buffering=0) as f:
-        assert f.readinto(view) == 32
+        assert f.readinto(view) == size
 print("ready", flush=True)
 for line in sys.stdin:
     row = json.loads(line)
-    path = row["path"]
-    s = secretmem.Secret(32)
+    path, size = row["path"], row["size"]
+    s = secretmem.Secret(size)
     v = s.view()
     flags = set()
-    ns = dict(globals(), s=s, v=v, path=path, flags=flags, msg=b"message", salt=b"salt" * 4, n=1024)
+    ns = dict(globals(), s=s, v=v, path=path, size=size, flags=flags, msg=b"message", salt=b"salt" * 4, n=1024)
     try:
         exec(row["code"], ns)
     except ImportError as e:
@@ -127,8 +130,8 @@ for line in sys.stdin:
 """
 
 
-def key():
-    return "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32)).encode()
+def key(size):
+    return "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(size)).encode()
 
 
 def readme_rows():
@@ -168,12 +171,12 @@ class TestCopies(unittest.TestCase):
             self.assertEqual(child.stdout.readline().strip(), "ready")
             for i, (calls, verdict) in enumerate(rows):
                 for call in calls:
-                    k = key()
+                    code, needle, size = (SNIPPETS[call] + (48,))[:3]
+                    k = key(size)
                     path = os.path.join(tmp, f"key{i}")
                     with open(path, "wb") as f:
                         f.write(k)
-                    code, needle = SNIPPETS[call]
-                    child.stdin.write(json.dumps({"code": code, "path": path}) + "\n")
+                    child.stdin.write(json.dumps({"code": code, "path": path, "size": size}) + "\n")
                     child.stdin.flush()
                     done = child.stdout.readline().split()
                     os.unlink(path)
