@@ -8,8 +8,8 @@
  * against the extracted library, the extracted `secretmem check` runs, and
  * /usr/bin/python3 imports the extracted module, which loads the extracted
  * library.  The work is done by test/t_pkg_deb.sh; skips (77) where
- * dpkg-buildpackage, debhelper, lintian, pkg-config, dh-python or pybuild's
- * pyproject plugin is missing.
+ * dpkg-buildpackage, debhelper, lintian, pkg-config, dh-python or pybuild is
+ * missing, or any other build dependency of debian/control.
  */
 #include <errno.h>
 #include <string.h>
