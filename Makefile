@@ -7,6 +7,8 @@
 #   make check VALGRIND=1     the same under valgrind memcheck
 #   make bench                build and run the allocator benchmark
 #   make fuzz                 build the libFuzzer target (clang)
+#   make wheel                the Python binding as a wheel in build/wheel/
+#                             (PYTHON=any CPython 3.8+, WHEEL_OUT=dir)
 #   make install PREFIX=/usr/local DESTDIR=   (also LIBDIR, INCLUDEDIR, BINDIR,
 #                             MANDIR, PKGLIBDIR); make uninstall with the same
 #   make WERROR=0             warnings do not stop the build (distribution flags)
@@ -255,6 +257,17 @@ deb:
 		tar -x -C $(DEB_OUT)/secretmem
 	cd $(DEB_OUT)/secretmem && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u SANITIZE -u BUILD dpkg-buildpackage -us -uc -b
 	@ls -1 $(DEB_OUT)/*.deb
+
+# ---- Python wheel (issue 33) -------------------------------------------------
+# A pure-Python wheel of python/secretmem, written by the binding's own build
+# backend (standard library only: zipfile), which `pip install ./python` and
+# the Debian package use too.  Any CPython 3.8+ makes the same file.
+PYTHON ?= python3
+WHEEL_OUT ?= $(BUILD)/wheel
+.PHONY: wheel
+wheel:
+	@mkdir -p $(WHEEL_OUT)
+	$(PYTHON) python/build_backend/secretmem_backend.py wheel $(WHEEL_OUT)
 
 # ---- install ---------------------------------------------------------------
 MAN_PAGES := $(wildcard man/man*/*.[0-9])

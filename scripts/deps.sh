@@ -10,8 +10,11 @@ build_pkgs="gcc make libc6-dev binutils pkg-config"
 test_pkgs="$build_pkgs clang libclang-rt-14-dev python3 openssl libssl-dev libsodium-dev
 	nginx-light curl gdb valgrind gnuplot-nox procps util-linux systemd
 	libmimalloc2.0 libjemalloc2 wrk"
-# Debian packages (make deb, test/t_pkg_deb) and the Python binding (test/t_py_*)
-test_pkgs="$test_pkgs debhelper dpkg-dev fakeroot lintian python3-venv python3-pip python3-setuptools"
+# Debian packages (make deb, test/t_pkg_deb: python3-secretmem is built with
+# dh-python and pybuild) and the Python binding (test/t_py_*: mypy for its
+# annotations, cryptography and PyNaCl for the copy table of python/README.md)
+test_pkgs="$test_pkgs debhelper dpkg-dev fakeroot lintian python3-venv python3-pip
+	dh-python pybuild-plugin-pyproject python3-all python3-mypy python3-cryptography python3-nacl"
 # the heap-mode proofs (test/t_heap_*: ssh-agent, gpg-agent, Python's test_ssl)
 test_pkgs="$test_pkgs openssh-client gpg gpg-agent gpgconf libpython3.11-testsuite"
 case $what in

@@ -6,15 +6,18 @@
  * the build tree or through SECRETMEM_LIBRARY, Secret round trips (views,
  * readinto, constant-time equality), zero at birth and on close, close()
  * refused while views live, errors as OSError with the C errno, protect()
- * modes holding (SIGSEGV in a child), and `pip install` into a venv
- * (python/tests/test_binding.py, test_protect.py, test_install.py).
+ * modes holding (SIGSEGV in a child), strict arguments, docstrings and
+ * annotations, the CPython check, and the wheel and `pip install ./python`
+ * into a venv offline, typed for mypy through py.typed
+ * (python/tests/test_binding.py, test_protect.py, test_args.py,
+ * test_install.py).
  */
 #include <stddef.h>
 #include "pyrun.h"
 
 int main(void)
 {
-	static const char *const modules[] = { "test_binding", "test_protect", "test_install", NULL };
+	static const char *const modules[] = { "test_binding", "test_protect", "test_args", "test_install", NULL };
 
 	pyrun_unittest(modules);
 }

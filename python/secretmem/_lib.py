@@ -13,8 +13,11 @@ or -errno and leave errno alone; NULL functions return NULL and set errno.
 Both become OSError(errno, strerror(errno)) (so ENOMEM is an OSError with
 errno ENOMEM, EPERM a PermissionError, ...).
 """
+from __future__ import annotations
+
 import ctypes
 import os
+from typing import Any, Callable, Dict, List, Optional, Tuple
 from ctypes import (POINTER, Structure, c_char_p, c_int, c_long, c_size_t,
                     c_uint, c_void_p)
 
@@ -51,10 +54,16 @@ class Stats(Structure):
     ]
 
 
+class Library(ctypes.CDLL):
+    """libsecretmem with every function of SIGNATURES declared; path: what
+    was loaded (a path, or the soname found by the dynamic loader)."""
+    path: str
+
+
 # name: (result type, argument types, error convention).  Pointers are
 # c_void_p (never c_char_p as a result: ctypes would copy the secret into an
 # immutable bytes object); sizes are c_size_t.
-SIGNATURES = {
+SIGNATURES: Dict[str, Tuple[Any, List[Any], Optional[str]]] = {
     "secretmem_memfd": (c_int, [c_uint], NEG),
     "secretmem_supported": (c_int, [], NONE),  # 0 or -errno: an answer, not an error
     "secretmem_backend_name": (c_char_p, [c_int], NONE),
@@ -84,23 +93,23 @@ SIGNATURES = {
 }
 
 
-def _check_neg(result, func, args):
+def _check_neg(result: int, func: Any, args: Any) -> int:
     if result < 0:
         raise OSError(-result, os.strerror(-result))
     return result
 
 
-def _check_null(result, func, args):
+def _check_null(result: int, func: Any, args: Any) -> int:
     if not result:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
     return result
 
 
-_ERRCHECK = {NEG: _check_neg, NULL: _check_null}
+_ERRCHECK: Dict[str, Callable[[int, Any, Any], int]] = {NEG: _check_neg, NULL: _check_null}
 
 
-def _candidates():
+def _candidates() -> List[str]:
     """Where to look, in order: $SECRETMEM_LIBRARY; the build tree when this
     package is run from the repository (python/secretmem/ next to
     include/secretmem.h; $SECRETMEM_BUILD or build/); the system."""
@@ -118,12 +127,12 @@ def _candidates():
     return paths
 
 
-def load():
+def load() -> Library:
     """The library with every signature declared; ImportError otherwise."""
     errors = []
     for path in _candidates():
         try:
-            lib = ctypes.CDLL(path, use_errno=True)
+            lib = Library(path, use_errno=True)
         except OSError as e:
             errors.append(str(e))
             continue

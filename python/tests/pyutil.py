@@ -43,3 +43,49 @@ def run_child(code, *args, timeout=60, **kw):
     return subprocess.run([sys.executable, "-c", code, *args], env=child_env(),
                           capture_output=True, text=True, timeout=timeout,
                           preexec_fn=no_core, **kw)
+
+
+FRAG = 16
+
+
+def scan(pid, needles):
+    """A root scan of another process, as test/scan.c does for C programs:
+    {name: number of FRAG-byte fragments of needles[name] found} over every
+    readable mapping of pid (read through /proc/PID/mem), and the list of
+    (start, end, errno) of the mappings whose read failed (secret memory:
+    EIO)."""
+    frags = {name: [n[i:i + FRAG] for i in range(0, len(n), FRAG)] for name, n in needles.items()}
+    found = {name: 0 for name in needles}
+    refused = []
+    with open(f"/proc/{pid}/maps") as m:
+        maps = [line.split() for line in m]
+    with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        for fields in maps:
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if fields[1][0] != "r" or end - start > (1 << 32):
+                continue
+            chunk = 1 << 20
+            tail = b""
+            for off in range(start, end, chunk):
+                try:
+                    mem.seek(off)
+                    data = mem.read(min(chunk, end - off))
+                except OSError as e:
+                    refused.append((start, end, e.errno))
+                    break
+                data = tail + data
+                for name, fl in frags.items():
+                    found[name] += sum(data.count(f) for f in fl)
+                tail = data[-(FRAG - 1):]
+    return found, refused
+
+
+def need_root(tc, why):
+    """Skip the test unless running as root."""
+    if os.geteuid() != 0:
+        tc.skipTest(f"needs root: {why}")
+
+
+def version():
+    """The binding's version (__version__, which the wheel's name carries)."""
+    return secretmem.__version__

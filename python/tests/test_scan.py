@@ -53,36 +53,8 @@ with open(secret_path, "rb") as f:      # still held? (a copy now: test over)
     print("intact", hmac.compare_digest(s.view(), f.read()), len(control), flush=True)
 """
 
-FRAG = 16
-
-
-def scan(pid, needles):
-    """{name: number of FRAG-byte fragments found} over every readable
-    mapping, and the list of (start, end) mappings whose read failed."""
-    frags = {name: [n[i:i + FRAG] for i in range(0, len(n), FRAG)] for name, n in needles.items()}
-    found = {name: 0 for name in needles}
-    refused = []
-    with open(f"/proc/{pid}/maps") as m:
-        maps = [line.split() for line in m]
-    with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
-        for fields in maps:
-            start, end = (int(x, 16) for x in fields[0].split("-"))
-            if fields[1][0] != "r" or end - start > (1 << 32):
-                continue
-            chunk = 1 << 20
-            tail = b""
-            for off in range(start, end, chunk):
-                try:
-                    mem.seek(off)
-                    data = mem.read(min(chunk, end - off))
-                except OSError as e:
-                    refused.append((start, end, e.errno))
-                    break
-                data = tail + data
-                for name, fl in frags.items():
-                    found[name] += sum(data.count(f) for f in fl)
-                tail = data[-(FRAG - 1):]
-    return found, refused
+FRAG = pyutil.FRAG
+scan = pyutil.scan
 
 
 class TestScan(unittest.TestCase):
