@@ -10,6 +10,7 @@
  * their writes stay in their own copy.  Either way the parent's secrets are
  * intact.
  */
+#include "tljmp.h" /* first: the jump out of the handler, under ThreadSanitizer */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>
