@@ -12,6 +12,7 @@
  * region; with the fallback backend (private memory) the handler writes
  * only the child's private copy.
  */
+#include "tljmp.h" /* first: the jump out of the handler, under ThreadSanitizer */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>

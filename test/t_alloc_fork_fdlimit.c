@@ -9,6 +9,7 @@
  * cannot be made and the child has no secret memory (touching it faults)
  * and says so on stderr: it fails closed.
  */
+#include "tljmp.h" /* first: the jump out of the handler, under ThreadSanitizer */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

@@ -11,6 +11,7 @@
  * free, a large block and a new region work, never at an inherited
  * address, and the inherited blocks are no longer the allocator's.
  */
+#include "tljmp.h" /* first: the jump out of the handler, under ThreadSanitizer */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>

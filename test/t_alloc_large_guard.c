@@ -11,6 +11,7 @@
  * are carved without guard pages: the count of guard pages and of mappings
  * stays bounded and the blocks still work.
  */
+#include "tljmp.h" /* first: the jump out of the handler, under ThreadSanitizer */
 #include <errno.h>
 #include <setjmp.h>
 #include <signal.h>

@@ -14,6 +14,7 @@
  *     libc's free()); a libc pointer stays foreign.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -25,17 +26,19 @@
 #define RUN 20000
 #define FORKS 200
 
-static void *volatile run_at; /* where the churning thread's run lives */
-static volatile int stop;
+/* shared with the churning thread: atomics, not volatile (a data race for
+ * ThreadSanitizer, and for C11) */
+static _Atomic(void *) run_at; /* where the churning thread's run lives */
+static atomic_int stop;
 
 static void *churn(void *arg)
 {
 	(void)arg;
-	while (!stop) {
+	while (!atomic_load(&stop)) {
 		void *p = secretmem_malloc(RUN);
 		if (!p)
 			abort();
-		run_at = p; /* one kept run: the same address every time */
+		atomic_store(&run_at, p); /* one kept run: the same address every time */
 		memset(p, 7, 64);
 		secretmem_free(p);
 	}
@@ -59,21 +62,22 @@ static void fork_counts(void)
 	TL_CHECK(mine != NULL, "malloc");
 	size_t base = live_now(); /* mine and whatever the library holds */
 	TL_CHECK(pthread_create(&t, NULL, churn, NULL) == 0, "pthread_create");
-	while (!run_at)
+	while (!atomic_load(&run_at))
 		;
 	for (int i = 0; i < FORKS; i++) {
 		pid_t pid = fork();
 		TL_CHECK(pid >= 0, "fork");
 		if (pid == 0) {
 			struct blockref ref;
+			void *at = atomic_load(&run_at);
 			/* the churning thread is gone: its run is live here or not */
-			size_t want = base + (sm_lookup(run_at, &ref) == LOOKUP_OK ? 1 : 0);
+			size_t want = base + (sm_lookup(at, &ref) == LOOKUP_OK ? 1 : 0);
 			size_t got = live_now();
 			if (got != want) {
 				printf("child %d: live_allocations %zu, live blocks %zu\n", i, got, want);
 				_exit(1);
 			}
-			_exit(sm_lookup(run_at, &ref) == LOOKUP_OK ? 3 : 0);
+			_exit(sm_lookup(at, &ref) == LOOKUP_OK ? 3 : 0);
 		}
 		int status;
 		TL_CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
@@ -83,7 +87,7 @@ static void fork_counts(void)
 		if (WEXITSTATUS(status) == 3)
 			with_live++;
 	}
-	stop = 1;
+	atomic_store(&stop, 1);
 	pthread_join(t, NULL);
 	printf("(a) %d forks during run churn: %d children counted wrong, %d caught the run live\n", FORKS, bad,
 	       with_live);

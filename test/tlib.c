@@ -163,6 +163,29 @@ void tl_idle_stop(pthread_t t)
 	pthread_join(t, NULL);
 }
 
+/* In the fork child: its threads (the entries of /proc/self/task). */
+static int count_tasks(void *arg)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	(void)arg;
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n < 255 ? n : 255;
+}
+
+int tl_fork_child_threads(void)
+{
+	int st = tl_run_child(count_tasks, NULL, NULL, 0);
+
+	return WIFEXITED(st) && WEXITSTATUS(st) > 0 ? WEXITSTATUS(st) : -1;
+}
+
 const char *tl_status_str(int status)
 {
 	static char buf[64];

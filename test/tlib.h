@@ -71,6 +71,14 @@ int tl_under_valgrind(void);
  * stderr and stdout are captured into out (NUL-terminated).
  */
 int tl_run_child(int (*fn)(void *), void *arg, char *out, size_t outlen);
+/*
+ * The threads a fork child of this process has, counted in the child: 1,
+ * but 2 in a ThreadSanitizer build, whose runtime starts a thread of its own
+ * in every fork child (and at a process's first pthread_create); -1 on
+ * error.  A case that needs a single-threaded process runs, where this is
+ * not 1, in a fresh one (tl_run_self).
+ */
+int tl_fork_child_threads(void);
 /* Human text for a wait status ("exit 3", "signal 11"). */
 const char *tl_status_str(int status);
 
