@@ -186,6 +186,15 @@ int main(void)
 	static void *blocks[HEAP / BLOCK];
 	size_t n = (geteuid() == 0 ? HEAP : HEAP_USER) / BLOCK;
 
+#if defined(__SANITIZE_THREAD__)
+	tl_skip("ThreadSanitizer does not know a child made by a raw fork system call: it reports the child's "
+		"accesses as races with the parent's threads");
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+	tl_skip("ThreadSanitizer does not know a child made by a raw fork system call: it reports the child's "
+		"accesses as races with the parent's threads");
+#endif
+#endif
 	tl_need_secretmem();
 	printf("heap: %zu MiB\n", n * BLOCK >> 20);
 	for (size_t i = 0; i < n; i++) {
