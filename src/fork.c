@@ -16,9 +16,10 @@
  * 2. copy (default): the prepare handler, in the parent with every library
  *    lock held, makes one new secret memory file and fills it with what each
  *    secret region holds (for allocator chunks only up to the highest page
- *    in use, for free cached large blocks nothing), through a window of at
- *    most 256 KiB mapped at a time, so the parent never needs more locked
- *    memory than its own secrets and one window.  The file's descriptor is
+ *    in use, for free cached large blocks nothing), through a window mapped
+ *    a piece at a time (as large as the memory-lock limit leaves free), so
+ *    the parent never needs more locked memory than its own secrets and one
+ *    window.  The file's descriptor is
  *    the one thing that crosses fork(): the child's handler maps the file
  *    (against the child's own memory-lock limit), moves each copy onto its
  *    region's address and closes the descriptor; the parent's handler closes
@@ -90,14 +91,18 @@ static __thread int last_error;
 static __thread size_t last_need;
 
 /*
- * The parent fills the copy through a window of at most COPY_WINDOW bytes
- * mapped at a time, so that it never holds the copy and its own secrets
- * mapped at once: under the memory-lock limit (mmap-time charging) fork()
- * needs the parent's live secret memory plus one window (two for a
- * no-access region, read through a second mapping), halved down to a page
- * while the limit refuses it.  The child maps the whole file itself,
- * against its own limit: its inherited secret mappings are gone
- * (MADV_DONTFORK) and the kernel does not carry locked memory into a child.
+ * The parent fills the copy through a window mapped a piece at a time, so
+ * that it never needs the copy and its own secrets mapped at once: under
+ * the memory-lock limit (mmap-time charging) fork() needs the parent's live
+ * secret memory plus one window (two for a no-access region, read through a
+ * second mapping).  The window is what the limit leaves free, at least
+ * COPY_WINDOW, at most the copy (all of it without a limit: one mapping per
+ * region, as cheap as mapping the whole copy), halved down to a page while
+ * the limit refuses it.  The child maps the whole file itself, against its
+ * own limit: its inherited secret mappings are gone (MADV_DONTFORK) and the
+ * kernel does not carry locked memory into a child.  (A 256 KiB window for
+ * every size cost fork() 8-11 % more per MiB than one mapping: a munmap,
+ * with its TLB flush, per window.)
  */
 #define COPY_WINDOW ((size_t)256 << 10)
 /*
@@ -167,14 +172,30 @@ static void copy_unguarded(const struct region *r, size_t at, unsigned char *dst
 }
 
 /*
- * The window lives at one address, reserved once (PROT_NONE, MADV_DONTFORK)
- * and known before each mapping is made: between the mmap of a window and
- * its MADV_DONTFORK a raw fork by another thread can still inherit it, and
- * such a child's first allocator call unmaps whatever is at that address
- * (sm_fork_raw_child_reset).  Not inherited by any child (MADV_DONTFORK):
- * every child starts without one.
+ * The window lives at one address for the fork, reserved (PROT_NONE,
+ * MADV_DONTFORK) before any piece is mapped there: between the mmap of a
+ * piece and its MADV_DONTFORK a raw fork by another thread can still
+ * inherit it, and such a child's first allocator call unmaps a secret
+ * mapping it finds in [window_base, window_base + window_len)
+ * (sm_fork_raw_child_reset).  No child inherits the reservation.
  */
 static unsigned char *window_base;
+static size_t window_len;
+
+/* prepare_copy: the window's reservation of len bytes. */
+static int reserve_window(size_t len)
+{
+	void *p;
+	int rc = os_reserve(len, os_page_size(), &p);
+
+	if (!rc)
+		rc = os_advise(p, len, MADV_DONTFORK);
+	if (rc)
+		return rc;
+	window_len = len;
+	window_base = p;
+	return 0;
+}
 
 /* Map the file's bytes [off, off + *len) at window_base, halving *len down
  * to a page while the memory-lock limit (or memory) refuses the mapping. */
@@ -182,15 +203,6 @@ static int map_window(int fd, size_t off, size_t *len)
 {
 	size_t ps = os_page_size();
 
-	if (!window_base) {
-		void *p;
-		int rc = os_reserve(COPY_WINDOW, ps, &p);
-		if (!rc)
-			rc = os_advise(p, COPY_WINDOW, MADV_DONTFORK);
-		if (rc)
-			return rc;
-		window_base = p;
-	}
 	for (;;) {
 		int rc = os_map_shared_at(window_base, *len, fd, off);
 		if ((rc != -EAGAIN && rc != -ENOMEM) || *len <= ps)
@@ -199,13 +211,11 @@ static int map_window(int fd, size_t off, size_t *len)
 	}
 }
 
-/* The window's pages back to an inaccessible reservation. */
+/* A piece's pages back to an inaccessible reservation. */
 static void unmap_window(size_t len)
 {
-	if (os_map_none_fixed(window_base, len) || os_advise(window_base, len, MADV_DONTFORK)) {
-		os_unmap(window_base, COPY_WINDOW);
-		window_base = NULL; /* made again at the next fork */
-	}
+	if (os_map_none_fixed(window_base, len) == 0)
+		os_advise(window_base, len, MADV_DONTFORK);
 }
 
 /* Fill the file's bytes [off, off + r->size) with r's pages, a window at a
@@ -253,8 +263,9 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
  * open (copy_fd) for the child to map; no mapping of it is left behind. */
 static int prepare_copy(void)
 {
-	size_t total = 0, off = 0, window = COPY_WINDOW;
+	size_t total = 0, off = 0, window, limit, locked, ps = os_page_size();
 	struct region *r;
+	int unlimited;
 
 	for (r = region_fork_next(NULL); r; r = region_fork_next(r))
 		if (is_secret(r))
@@ -262,17 +273,29 @@ static int prepare_copy(void)
 	copy_len = total;
 	if (!total)
 		return 0;
+	sm_memlock_figures(&unlimited, &limit, &locked);
+	window = unlimited ? total : limit > locked ? limit - locked : 0;
+	window = window > total ? total : window < COPY_WINDOW ? COPY_WINDOW : window;
+	window = (window + ps - 1) & ~(ps - 1);
+	int rc = reserve_window(window);
+	if (rc)
+		return rc;
 	int fd = sm_memfd_secret();
-	if (fd < 0)
+	if (fd < 0) {
+		os_unmap(window_base, window_len);
+		window_base = NULL;
 		return fd;
+	}
 	copy_fd = fd; /* from now on: a raw child made meanwhile closes it */
-	int rc = os_truncate(fd, total);
+	rc = os_truncate(fd, total);
 	for (r = region_fork_next(NULL); r && !rc; r = region_fork_next(r)) {
 		if (!is_secret(r))
 			continue;
 		rc = copy_region(r, fd, off, &window);
 		off += r->size;
 	}
+	os_unmap(window_base, window_len);
+	window_base = NULL;
 	if (rc) {
 		copy_fd = -1;
 		syscall(SYS_close, fd); /* raw: close(2) is a cancellation point */
@@ -516,7 +539,7 @@ static void drop_inherited_window(void)
 				lo = lo * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
 			for (p += *p == '-'; *p && *p != ' '; p++)
 				hi = hi * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
-			if (lo >= w && hi <= w + COPY_WINDOW && strstr(line, "/secretmem"))
+			if (lo >= w && hi <= w + window_len && strstr(line, "/secretmem"))
 				os_unmap((void *)lo, hi - lo);
 			line = nl + 1;
 		}
