@@ -149,13 +149,16 @@ $(PRELOAD): $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 
 # The heap module (secretmem-heap(7)): the malloc API on its own hidden copy
 # of the library, which it reaches inside (slab.h), hence -Isrc.
-$(BUILD)/obj/heap/%.o: heap/%.c include/secretmem.h $(wildcard heap/*.h) $(wildcard src/*.h)
+$(BUILD)/obj/heap/%.o: heap/%.c include/secretmem.h $(wildcard heap/*.h) $(wildcard src/*.h) $(wildcard preload/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc -fPIC -fvisibility=hidden -c $< -o $@
 
-$(HEAPMOD): $(HEAP_OBJ) $(LIB_OBJ) preload/exports-heap.map
+# dynobj.o and dlfrom.o (a loaded object's symbols; dlopen with the
+# caller's search path) are the preload module's, shared.
+HEAP_SHARED_OBJ := $(BUILD)/obj/preload/dynobj.o $(BUILD)/obj/preload/dlfrom.o
+$(HEAPMOD): $(HEAP_OBJ) $(HEAP_SHARED_OBJ) $(LIB_OBJ) preload/exports-heap.map
 	$(CC) -shared -Wl,-z,defs -Wl,--version-script=preload/exports-heap.map $(ALL_LDFLAGS) \
-		-o $@ $(HEAP_OBJ) $(LIB_OBJ) -ldl
+		-o $@ $(HEAP_OBJ) $(HEAP_SHARED_OBJ) $(LIB_OBJ) -ldl
 
 $(BUILD)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(@D)

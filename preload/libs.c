@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "preload.h"
+#include "dlfrom.h"
 
 #define MAX_OBJS 512
 #define MAX_CRYPTO 8
@@ -310,66 +311,13 @@ void pl_libs_report(void)
 
 /* ---- dlopen --------------------------------------------------------------- */
 
-/* Does the object at caller have its own DT_RPATH or DT_RUNPATH? */
-static struct link_map *caller_with_path(const void *caller)
-{
-	Dl_info info;
-	struct link_map *lm = NULL;
-
-	if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !lm->l_ld)
-		return NULL;
-	for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++)
-		if (d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH)
-			return lm;
-	return NULL;
-}
-
-/*
- * Our dlopen() is the caller the real one sees, so a name without a slash
- * would be searched without the caller's own RPATH/RUNPATH: search that
- * path here (dlinfo(RTLD_DI_SERINFO) of the caller) and open by path.
- */
-static void *open_as(struct link_map *lm, const char *file, int flags)
-{
-	Dl_serinfo size, *si;
-	void *h, *ret = NULL;
-
-	h = pl_dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
-	if (h) { /* already loaded: the name finds it */
-		dlclose(h);
-		return pl_dlopen(file, flags);
-	}
-	h = pl_dlopen(lm->l_name && lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return pl_dlopen(file, flags);
-	if (dlinfo(h, RTLD_DI_SERINFOSIZE, &size) == 0 && (si = malloc(size.dls_size)) != NULL) {
-		*si = size;
-		if (dlinfo(h, RTLD_DI_SERINFO, si) == 0)
-			for (unsigned i = 0; i < si->dls_cnt && !ret; i++) {
-				char path[4096];
-
-				if ((size_t)snprintf(path, sizeof(path), "%s/%s", si->dls_serpath[i].dls_name, file) >=
-				    sizeof(path) || access(path, R_OK) != 0)
-					continue;
-				ret = pl_dlopen(path, flags);
-			}
-		free(si);
-	}
-	dlclose(h);
-	return ret ? ret : pl_dlopen(file, flags);
-}
-
 PL_EXPORT void *dlopen(const char *file, int flags);
 
+/* The caller's search path is kept (dlfrom.c). */
 __attribute__((noinline)) void *dlopen(const char *file, int flags)
 {
-	struct link_map *lm;
-	void *h;
+	void *h = sm_dlopen_from(__builtin_return_address(0), file, flags, pl_dlopen);
 
-	if (file && !strchr(file, '/') && (lm = caller_with_path(__builtin_return_address(0))) != NULL)
-		h = open_as(lm, file, flags);
-	else
-		h = pl_dlopen(file, flags);
 	if (h && !(flags & RTLD_NOLOAD) && __atomic_load_n(&started, __ATOMIC_ACQUIRE))
 		pl_libs_scan();
 	return h;
