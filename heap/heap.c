@@ -51,6 +51,7 @@
 #include <unistd.h>
 #include "slab.h"
 #include "heapstats.h"
+#include "hp.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
 
@@ -77,6 +78,10 @@ static __thread unsigned char t_state __attribute__((tls_model("initial-exec")))
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int ready;        /* written once by init (release), read acquire */
+/* not serving: the preload module is loaded too (glibc serves), another
+ * allocator holds malloc (it serves: winner.c), or another copy of this
+ * module does (silent) */
+enum { SD_NO = 0, SD_PRELOAD = 1, SD_OTHER = 2, SD_TWIN = 3 };
 static int stood_down;
 static int require;
 static size_t huge = DEFAULT_HUGE;
@@ -129,7 +134,7 @@ static void stats_page(void)
 
 /* ---- messages ------------------------------------------------------------ */
 
-static void hp_say(const char *msg)
+void hp_say(const char *msg)
 {
 	char line[512];
 	int n = snprintf(line, sizeof(line), "secretmem-heap: warning: %s\n", msg);
@@ -217,6 +222,8 @@ static void early_free(void *p)
 
 static size_t plain_usable(void *p)
 {
+	if (SM_UNLIKELY(stood_down == SD_OTHER))
+		return hp_other_usable(p);
 	if (!glibc_usable) {
 		t_busy++;
 		glibc_usable = (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", "GLIBC_2.2.5");
@@ -227,6 +234,8 @@ static size_t plain_usable(void *p)
 
 static void plain_count(void *p, int sign)
 {
+	if (stood_down == SD_OTHER) /* its blocks: not counted, they cross */
+		return;
 	st_add(&stats->plain_bytes, sign * (int64_t)plain_usable(p));
 	st_add(&stats->plain_blocks, sign);
 }
@@ -235,7 +244,9 @@ static void *plain_alloc(size_t align, size_t size, int zero)
 {
 	void *p;
 
-	if (align <= 16)
+	if (SM_UNLIKELY(stood_down == SD_OTHER))
+		p = hp_other_alloc(align, size, zero);
+	else if (align <= 16)
 		p = zero ? __libc_calloc(1, size) : __libc_malloc(size);
 	else if ((p = __libc_memalign(align, size)) && zero)
 		memset(p, 0, size);
@@ -247,7 +258,10 @@ static void *plain_alloc(size_t align, size_t size, int zero)
 static void plain_free(void *p)
 {
 	plain_count(p, -1);
-	__libc_free(p);
+	if (SM_UNLIKELY(stood_down == SD_OTHER))
+		hp_other_free(p);
+	else
+		__libc_free(p);
 }
 
 /* ---- start-up -------------------------------------------------------------- */
@@ -286,12 +300,30 @@ static void init(void)
 {
 	const char *h = getenv("SECRETMEM_HEAP_HUGE");
 	size_t v;
+	char why[sizeof(stats->reason)];
+	int win = hp_winner_check(why, sizeof(why));
 
+	if (win == HP_WIN_TWIN) { /* that copy is in charge and says it all */
+		stood_down = SD_TWIN;
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	stats_page();
 	stats->magic = SM_HEAP_STATS_MAGIC;
 	stats->size = sizeof(*stats);
+	if (win == HP_WIN_OTHER) {
+		char msg[sizeof(why) + 160];
+		stood_down = SD_OTHER;
+		memcpy(stats->reason, why, sizeof(why));
+		st_set(&stats->state, SM_HEAP_INACTIVE);
+		snprintf(msg, sizeof(msg), "inactive: %s; every block goes to it, in ordinary memory (take it out of "
+			 "LD_PRELOAD to protect the heap)", why);
+		hp_say(msg);
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	if (other_module()) {
-		stood_down = 1;
+		stood_down = SD_PRELOAD;
 		st_set(&stats->state, SM_HEAP_STOOD_DOWN);
 		hp_say("libsecretmem-preload.so is loaded too: the heap module stands down and every block "
 		       "stays in ordinary memory (load only one of them; secretmem exec does)");
@@ -534,8 +566,8 @@ static void *realloc_any(void *p, size_t size)
 				return n;
 			}
 		}
-		void *n = __libc_realloc(p, size);
-		if (n) {
+		void *n = stood_down == SD_OTHER ? hp_other_realloc(p, size) : __libc_realloc(p, size);
+		if (n && stood_down != SD_OTHER) {
 			st_add(&stats->plain_bytes, (int64_t)plain_usable(n) - (int64_t)before);
 			if (size > huge && before <= huge)
 				st_add(&stats->huge_allocs, 1);
@@ -719,11 +751,17 @@ HP_EXPORT struct mallinfo mallinfo(void)
 __attribute__((destructor)) static void heap_report(void)
 {
 	const char *r = getenv("SECRETMEM_REPORT");
-	char line[400];
+	char line[700];
 
-	if (!r || strcmp(r, "1") != 0 || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+	int n;
+
+	if (!r || strcmp(r, "1") != 0 || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || stood_down == SD_TWIN)
 		return;
-	int n = snprintf(line, sizeof(line),
+	if (stood_down == SD_OTHER)
+		n = snprintf(line, sizeof(line), "secretmem-heap: report: pid %d, inactive (%s): every block in "
+			     "ordinary memory\n", (int)getpid(), stats->reason);
+	else
+		n = snprintf(line, sizeof(line),
 			 "secretmem-heap: report: pid %d, %s: secret %llu bytes, locked fallback %llu bytes, plain %llu "
 			 "bytes in %llu blocks, early %llu bytes\n",
 			 (int)getpid(), stood_down ? "stood down" : "active",
@@ -736,16 +774,22 @@ __attribute__((destructor)) static void heap_report(void)
 
 extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
 
+int hp_serving(void)
+{
+	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE) && !stood_down;
+}
+
 /*
  * Nothing allocated before main()?  Start up anyway, so that the fork
- * handlers are in place before the program registers its own.  Unless this
- * copy's malloc is not the process's (a second copy of the module, or one
- * loaded by dlopen): then it never runs, and its library copy never starts.
+ * handlers are in place before the program registers its own.  When this
+ * copy's malloc is not the process's, only a module that was asked for
+ * (LD_PRELOAD) starts, to say so (winner.c); one loaded by dlopen() never
+ * runs, and its library copy never starts.
  */
 __attribute__((constructor)) static void heap_constructor(void)
 {
 	void *(*active)(size_t) = malloc;
 
-	if (active == hp_malloc_here && !t_busy)
+	if (!t_busy && (active == hp_malloc_here || hp_requested()))
 		enter_slow();
 }
