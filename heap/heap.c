@@ -32,6 +32,10 @@
  * may allocate) after the destructors ran, and those calls go to the slabs
  * directly instead of recreating a cache that would never be freed.
  *
+ * Signal handlers: a free() that interrupts the allocator on its own thread
+ * waits on the thread's list until the thread's next call (defer_free); a
+ * malloc() there gets an early-arena block, as any re-entry does.
+ *
  * Misuse: a double free or an interior pointer of secret memory is fatal
  * (a fixed message, abort), as glibc's own checks are; any pointer the
  * module does not own goes to glibc's free, which applies its checks.
@@ -65,7 +69,8 @@ extern void *__libc_memalign(size_t align, size_t size);
 #define DEFAULT_HUGE ((size_t)1 << 20)
 #define EARLY_SIZE ((size_t)64 << 10)
 
-enum { T_NEW = 0, T_LIVE = 1, T_EXITING = 2, T_PLAIN = 3 };
+/* T_DRAIN: live, with frees deferred by a signal handler to drain first */
+enum { T_NEW = 0, T_LIVE = 1, T_EXITING = 2, T_PLAIN = 3, T_DRAIN = 4 };
 
 /*
  * volatile: glibc declares pthread_setspecific, pthread_once and others
@@ -75,6 +80,9 @@ enum { T_NEW = 0, T_LIVE = 1, T_EXITING = 2, T_PLAIN = 3 };
  */
 static __thread volatile unsigned char t_busy __attribute__((tls_model("initial-exec")));
 static __thread unsigned char t_state __attribute__((tls_model("initial-exec")));
+/* secret blocks freed by a signal handler while this thread was inside the
+ * allocator, linked through their first word (defer_free) */
+static __thread void *t_deferred __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int ready;        /* written once by init (release), read acquire */
@@ -266,6 +274,44 @@ static void plain_free(void *p)
 
 /* ---- start-up -------------------------------------------------------------- */
 
+/*
+ * A free() that interrupted this module on its own thread - a signal
+ * handler's, while the thread was inside the allocator (t_busy): the locks
+ * it would take may be held by the interrupted call and the thread's cache
+ * is in the middle of a change, so the block waits on the thread's list
+ * until the thread's next call of the module instead of a deadlock or a
+ * torn cache.  Only the lock-free pointer map was read to know it is ours.
+ */
+static void defer_free(void *p)
+{
+	void *old = __atomic_load_n(&t_deferred, __ATOMIC_RELAXED);
+
+	do
+		*(void **)p = old;
+	while (!__atomic_compare_exchange_n(&t_deferred, &old, p, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	if (t_state == T_LIVE)
+		t_state = T_DRAIN; /* the next call takes the slow path, which drains */
+	st_add(&stats->deferred_frees, 1);
+}
+
+/* Free what defer_free kept; outside the allocator (t_busy == 0). */
+static void drain_deferred(void)
+{
+	void *p;
+
+	while ((p = __atomic_exchange_n(&t_deferred, NULL, __ATOMIC_ACQUIRE)) != NULL)
+		while (p) {
+			void *next = *(void **)p;
+			t_busy++;
+			if (t_state == T_EXITING)
+				sm_free_nocache(p);
+			else
+				secretmem_free(p);
+			t_busy--;
+			p = next;
+		}
+}
+
 static void thread_exit(void *arg)
 {
 	(void)arg;
@@ -273,6 +319,7 @@ static void thread_exit(void *arg)
 	t_busy++;
 	sm_alloc_thread_done();
 	t_busy--;
+	drain_deferred();
 }
 
 /* The OpenSSL preload module in the process too?  Then this one stands down
@@ -383,6 +430,10 @@ static int enter_slow(void)
 		t_busy--;
 		t_state = T_LIVE;
 	}
+	if (SM_UNLIKELY(t_state == T_DRAIN))
+		t_state = T_LIVE;
+	if (SM_UNLIKELY(__atomic_load_n(&t_deferred, __ATOMIC_RELAXED) != NULL))
+		drain_deferred();
 	return 0;
 }
 
@@ -494,6 +545,8 @@ HP_EXPORT void free(void *p)
 	if (SM_LIKELY(t_state == T_LIVE)) {
 		/* a thread of the program: one lookup frees a secret block */
 		int saved = errno;
+		if (SM_UNLIKELY(t_busy))
+			goto reentered;
 		t_busy++;
 		int ours = sm_free_if_ours(p);
 		t_busy--;
@@ -504,9 +557,14 @@ HP_EXPORT void free(void *p)
 			__atomic_store_n(&plain_sticky, 0, __ATOMIC_RELAXED);
 		return;
 	}
+reentered:;
 	int kind = sm_lookup(p, &ref);
 	if (SM_UNLIKELY(kind != LOOKUP_OK)) {
 		free_other(p, kind);
+		return;
+	}
+	if (SM_UNLIKELY(t_busy)) {
+		defer_free(p);
 		return;
 	}
 	if (SM_UNLIKELY(__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)))
@@ -514,7 +572,7 @@ HP_EXPORT void free(void *p)
 	int saved = errno;
 	t_busy++;
 	if (SM_UNLIKELY(t_state != T_LIVE)) {
-		if (t_state == T_NEW) {
+		if (t_state == T_NEW || t_state == T_DRAIN) {
 			t_busy--;
 			enter_slow();
 			t_busy++;
@@ -574,7 +632,7 @@ static void *realloc_any(void *p, size_t size)
 		}
 		return n;
 	}
-	if (kind == LOOKUP_OK && size <= huge && t_state == T_LIVE &&
+	if (kind == LOOKUP_OK && size <= huge && t_state == T_LIVE && !t_busy &&
 	    !__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)) {
 		size_t want = size <= SM_SMALL_MAX ? sm_class_size[class16[sm_size_class(size)]] : size;
 		t_busy++;

@@ -46,6 +46,8 @@ struct sm_heap_stats {
 	uint64_t warn_limit;      /* RLIMIT_MEMLOCK at the first refusal (or ~0)   */
 	uint64_t warn_secret;     /* secret bytes in use at the first refusal      */
 	/* from here on: present when size covers it (older modules: zeros) */
+	uint64_t deferred_frees;  /* free()s of a signal handler that interrupted
+				     the allocator on its thread, done later     */
 	char reason[256];         /* SM_HEAP_INACTIVE: why, one line, NUL-ended    */
 };
 
