@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -290,4 +291,130 @@ int sm_dyn_rebind(const struct sm_dynobj *o, const char *const *names, void *con
 	errno = ENOSYS;
 	return -1;
 #endif
+}
+
+/* ---- around a dlopen() with RTLD_DEEPBIND ------------------------------- */
+
+struct collect {
+	struct sm_dyn_set *s;
+	size_t cap;
+	int failed;
+};
+
+static int collect_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct collect *c = arg;
+	struct sm_dynobj o;
+
+	(void)size;
+	if (sm_dyn_open(info, &o) != 0)
+		return 0;
+	if (c->s->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		uintptr_t *v = realloc(c->s->lo, cap * sizeof(*v));
+		if (!v) {
+			c->failed = 1;
+			return 1;
+		}
+		c->s->lo = v;
+		c->cap = cap;
+	}
+	c->s->lo[c->s->n++] = o.lo;
+	return 0;
+}
+
+int sm_dyn_snapshot(struct sm_dyn_set *s)
+{
+	struct collect c = { s, 0, 0 };
+
+	s->lo = NULL;
+	s->n = 0;
+	dl_iterate_phdr(collect_one, &c);
+	if (c.failed) {
+		sm_dyn_set_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+void sm_dyn_set_free(struct sm_dyn_set *s)
+{
+	free(s->lo);
+	s->lo = NULL;
+	s->n = 0;
+}
+
+struct own {
+	uintptr_t self;
+	const char *const *names;
+	void **to;
+	size_t n;
+};
+
+static int own_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct own *w = arg;
+	struct sm_dynobj o;
+
+	(void)size;
+	if (sm_dyn_open(info, &o) != 0 || w->self < o.lo || w->self >= o.hi)
+		return 0;
+	for (size_t i = 0; i < w->n; i++) {
+		const ElfW(Sym) *s = sm_dyn_defines(&o, w->names[i]);
+		w->to[i] = s ? (void *)(o.base + s->st_value) : NULL;
+	}
+	return 1;
+}
+
+void sm_dyn_own(const void *self, const char *const *names, void **to, size_t n)
+{
+	struct own w = { (uintptr_t)self, names, to, n };
+
+	memset(to, 0, n * sizeof(*to));
+	dl_iterate_phdr(own_one, &w);
+}
+
+struct renew {
+	const struct sm_dyn_set *before;
+	uintptr_t self;
+	const char *const *names;
+	void *const *to;
+	size_t n;
+	int slots, objects, failed, err;
+};
+
+static int renew_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct renew *r = arg;
+	struct sm_dynobj o;
+
+	(void)size;
+	if (sm_dyn_open(info, &o) != 0 || (r->self >= o.lo && r->self < o.hi))
+		return 0;
+	for (size_t i = 0; i < r->before->n; i++)
+		if (r->before->lo[i] == o.lo)
+			return 0;
+	int k = sm_dyn_rebind(&o, r->names, r->to, r->n);
+	if (k < 0) {
+		r->failed = 1;
+		r->err = errno;
+		return 0;
+	}
+	r->slots += k;
+	r->objects += k > 0;
+	return 0;
+}
+
+int sm_dyn_rebind_new(const struct sm_dyn_set *before, const void *self, const char *const *names,
+		      void *const *to, size_t n, int *objects)
+{
+	struct renew r = { before, (uintptr_t)self, names, to, n, 0, 0, 0, 0 };
+
+	dl_iterate_phdr(renew_one, &r);
+	*objects = r.objects;
+	if (r.failed) {
+		errno = r.err;
+		return -1;
+	}
+	return r.slots;
 }

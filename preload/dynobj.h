@@ -60,4 +60,30 @@ int sm_dyn_can_rebind(void);
  */
 int sm_dyn_rebind(const struct sm_dynobj *o, const char *const *names, void *const *to, size_t n);
 
+/* ---- around a dlopen() with RTLD_DEEPBIND ------------------------------- */
+
+/* The objects loaded at one moment (their load bias and lowest address). */
+struct sm_dyn_set {
+	uintptr_t *lo;
+	size_t n;
+};
+
+/* Take the set of loaded objects (malloc'd; free with sm_dyn_set_free):
+ * 0, or -1 when memory runs out. */
+int sm_dyn_snapshot(struct sm_dyn_set *s);
+void sm_dyn_set_free(struct sm_dyn_set *s);
+
+/* The definitions of names[n] in the object that contains self (the
+ * calling module's own): into to[i], NULL for a name it does not define. */
+void sm_dyn_own(const void *self, const char *const *names, void **to, size_t n);
+
+/*
+ * sm_dyn_rebind() in every object loaded since before, except the object
+ * containing self.  *objects gets the number of objects with a slot
+ * written; returns the slots written, or -1 (errno) when one could not be
+ * written (the others are).
+ */
+int sm_dyn_rebind_new(const struct sm_dyn_set *before, const void *self, const char *const *names,
+		      void *const *to, size_t n, int *objects);
+
 #endif
