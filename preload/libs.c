@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -36,6 +37,7 @@
 #include <unistd.h>
 #include "preload.h"
 #include "dlfrom.h"
+#include "dynobj.h"
 
 #define MAX_OBJS 512
 #define MAX_CRYPTO 8
@@ -217,6 +219,8 @@ seen:
 		__atomic_store_n(&nobjs, nobjs + 1, __ATOMIC_RELEASE);
 	}
 	free(f);
+	if (pl_mode() != PL_MODE_OFF)
+		pl_reach_scan_locked();
 }
 
 void pl_libs_scan(void)
@@ -313,10 +317,59 @@ void pl_libs_report(void)
 
 PL_EXPORT void *dlopen(const char *file, int flags);
 
+/* The module's exports: what a library opened with RTLD_DEEPBIND gets. */
+static const char *const exports[] = {
+	"CRYPTO_secure_malloc", "CRYPTO_secure_zalloc", "CRYPTO_secure_free", "CRYPTO_secure_clear_free",
+	"CRYPTO_secure_allocated", "CRYPTO_secure_actual_size", "CRYPTO_secure_used",
+	"CRYPTO_secure_malloc_initialized", "CRYPTO_secure_malloc_init", "CRYPTO_secure_malloc_done",
+	"BN_MONT_CTX_set_locked", "CRYPTO_set_mem_functions", "OSSL_PARAM_get_BN", "dlopen", "fclose", "_exit", "_Exit",
+};
+#define NEXPORTS (sizeof(exports) / sizeof(exports[0]))
+
+/*
+ * A library opened with RTLD_DEEPBIND binds OpenSSL's calls to its own
+ * definitions (a libcrypto, to its own secure heap): bind them to the
+ * module's, as without the flag (dynobj.c; secretmem-preload(7),
+ * RTLD_DEEPBIND).
+ */
+static void *deep_open(const void *caller, const char *file, int flags)
+{
+	struct sm_dyn_set before;
+	void *own[NEXPORTS];
+	char msg[600];
+	int objects = 0;
+
+	if (!sm_dyn_can_rebind() || sm_dyn_snapshot(&before) != 0) {
+		snprintf(msg, sizeof(msg), "%s: RTLD_DEEPBIND cleared, so that its OpenSSL calls reach the module",
+			 file ? file : "(null)");
+		pl_warn(msg);
+		return sm_dlopen_from(caller, file, flags & ~RTLD_DEEPBIND, pl_dlopen);
+	}
+	void *h = sm_dlopen_from(caller, file, flags, pl_dlopen);
+	if (h) {
+		sm_dyn_own((const void *)pl_libs_scan, exports, own, NEXPORTS);
+		int slots = sm_dyn_rebind_new(&before, (const void *)pl_libs_scan, exports, own, NEXPORTS, &objects);
+		if (slots < 0)
+			snprintf(msg, sizeof(msg), "%s was opened with RTLD_DEEPBIND and its OpenSSL calls could not be bound "
+				 "to the module (%s): its secure heap is its own, in ordinary memory",
+				 file ? file : "(null)", strerror(errno));
+		else
+			snprintf(msg, sizeof(msg), "%s was opened with RTLD_DEEPBIND: its calls of the module's functions "
+				 "are bound to the module (%d slot%s in %d object%s)", file ? file : "(null)", slots,
+				 slots == 1 ? "" : "s", objects, objects == 1 ? "" : "s");
+		if (slots != 0)
+			pl_warn(msg);
+	}
+	sm_dyn_set_free(&before);
+	return h;
+}
+
 /* The caller's search path is kept (dlfrom.c). */
 __attribute__((noinline)) void *dlopen(const char *file, int flags)
 {
-	void *h = sm_dlopen_from(__builtin_return_address(0), file, flags, pl_dlopen);
+	const void *caller = __builtin_return_address(0);
+	void *h = (flags & RTLD_DEEPBIND) && !(flags & RTLD_NOLOAD) && pl_mode() != PL_MODE_OFF ?
+			  deep_open(caller, file, flags) : sm_dlopen_from(caller, file, flags, pl_dlopen);
 
 	if (h && !(flags & RTLD_NOLOAD) && __atomic_load_n(&started, __ATOMIC_ACQUIRE))
 		pl_libs_scan();
