@@ -127,7 +127,7 @@ $(BUILD)/secretmem.pc: src/secretmem.pc.in Makefile $(CONFIG)
 
 # The CLI uses only the public API; it is linked with the static library so
 # that it runs from the build tree and after install alike.
-$(BUILD)/obj/tools/%.o: tools/%.c include/secretmem.h $(wildcard tools/*.h) $(CONFIG)
+$(BUILD)/obj/tools/%.o: tools/%.c include/secretmem.h $(wildcard tools/*.h) heap/heapstats.h preload/plstats.h $(CONFIG)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DSECRETMEM_PKGLIBDIR='"$(PKGLIBDIR)"' -c $< -o $@
 
@@ -173,7 +173,7 @@ $(BUILD)/examples/%: examples/%.c $(STLIB)
 TEST_CFLAGS = $(ALL_CFLAGS) -DSECRETMEM_NO_ATTRIBUTES -D_GNU_SOURCE -Isrc -Itest
 TEST_LIB_OBJ := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_LIB_SRC))
 TESTLIB := $(BUILD)/libtesthelp.a
-$(BUILD)/obj/test/%.o: test/%.c $(wildcard test/*.h) include/secretmem.h $(wildcard src/*.h)
+$(BUILD)/obj/test/%.o: test/%.c $(wildcard test/*.h) include/secretmem.h $(wildcard src/*.h) heap/heapstats.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
@@ -181,7 +181,7 @@ $(TESTLIB): $(TEST_LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/test/%: test/%.c $(TESTLIB) $(wildcard test/*.h) $(INTLIB) $(STLIB)
+$(BUILD)/test/%: test/%.c $(TESTLIB) $(wildcard test/*.h) heap/heapstats.h $(INTLIB) $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TESTLIB) $(INTLIB)
 

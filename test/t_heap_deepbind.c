@@ -21,13 +21,11 @@
  * the library's realloc() (glibc: "realloc(): invalid pointer", SIGABRT).
  */
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "heaprig.h"
 #include "scan.h"
@@ -89,34 +87,12 @@ static int run(const char *self, const char *lib, const char *mod, int heap, con
 	struct scan_key key;
 	struct scan_result res;
 	unsigned char na[NEEDLE], nb[NEEDLE];
-	char line[256] = "", pre[PATH_MAX + 16];
-	int fds[2];
+	char pre[PATH_MAX + 16];
 
-	TL_CHECK(pipe(fds) == 0, "pipe");
-	pid_t pid = fork();
-	TL_CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		dup2(fds[1], 1);
-		dup2(fd, 2);
-		close(fds[0]);
-		snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", mod);
-		if (heap)
-			putenv(pre);
-		execl(self, self, heap ? "heap" : "plain", lib, (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	FILE *f = fdopen(fds[0], "r");
-	while (f && fgets(line, sizeof(line), f) && strcmp(line, "ready\n") != 0)
-		printf("child: %s", line);
-	fclose(f);
-	if (strcmp(line, "ready\n") != 0) {
-		int st;
-		waitpid(pid, &st, 0);
-		rig_cat(log);
-		TL_FAIL("%s child (%s): %s before it was ready", heap ? "heap" : "plain", lib, tl_status_str(st));
-	}
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", mod);
+	char *av[] = { (char *)(uintptr_t)self, heap ? "heap" : "plain", (char *)(uintptr_t)lib, NULL };
+	const char *env[] = { heap ? pre : NULL, NULL };
+	pid_t pid = rig_spawn_ready(av, env, log);
 	memset(&key, 0, sizeof(key));
 	tl_fill(na, sizeof(na), SEED_A);
 	tl_fill(nb, sizeof(nb), SEED_B);
@@ -129,8 +105,7 @@ static int run(const char *self, const char *lib, const char *mod, int heap, con
 		TL_CHECK(scan_all_required_found(&key, &res) == 0, "control: the scanner did not find the patterns");
 	scan_result_free(&res);
 	scan_key_free(&key);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	rig_stop(pid);
 	return n;
 }
 

@@ -14,11 +14,9 @@
  * The control, heap mode alone, is active and says nothing.
  */
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "heaprig.h"
 #include "scan.h"
@@ -53,32 +51,6 @@ static const char own_src[] =
 	"int main(void) { char *s = strdup(\"own\"); printf(\"%s ok\\n\", s); free(s); return 0; }\n";
 
 static char tool[PATH_MAX];
-
-/* Start argv with the extra environment; wait for its "ready" line. */
-static pid_t start(char *const argv[], const char *const env[])
-{
-	int fds[2];
-	char line[64] = "";
-
-	TL_CHECK(pipe(fds) == 0, "pipe");
-	pid_t pid = fork();
-	TL_CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		dup2(fds[1], 1);
-		close(fds[0]);
-		for (int i = 0; env[i]; i++)
-			putenv(strdup(env[i]));
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	FILE *f = fdopen(fds[0], "r");
-	while (f && fgets(line, sizeof(line), f) && strcmp(line, "ready\n") != 0)
-		;
-	TL_CHECK(strcmp(line, "ready\n") == 0, "no ready line from %s", argv[0]);
-	fclose(f);
-	return pid;
-}
 
 /* The allocator's file under the usual library directories, or NULL. */
 static const char *find_lib(const char *name, char *out, size_t len)
@@ -123,16 +95,16 @@ static void one(const char *lib, const char *mod, const char *dir)
 	TL_CHECK(rig_file_count(out, want) == 1, "%s before: want one line %s", lib, want);
 
 	/* status lists it as unprotected, with the reason */
-	char pre[PATH_MAX + 16], text[PATH_MAX], json[PATH_MAX];
+	char pre[PATH_MAX + 16], text[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", lib);
 	char *av[] = { tool, "exec", "--mode", "heap", "--allow-unprotected", "--", cxx, "hold", NULL };
 	const char *env[] = { pre, NULL };
-	pid_t pid = start(av, env);
+	snprintf(log, sizeof(log), "%s/hold.log", dir);
+	pid_t pid = rig_spawn_ready(av, env, log);
 	snprintf(text, sizeof(text), "%s/status.txt", dir);
 	snprintf(json, sizeof(json), "%s/status.json", dir);
 	rc = rig_sh("'%s' status > '%s' && '%s' status --json > '%s'", tool, text, tool, json);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	rig_stop(pid);
 	rig_cat(text);
 	TL_CHECK(rc == 0, "status failed");
 	snprintf(want, sizeof(want), "unprotected: %d cxx (root): heap module inactive: another allocator holds "

@@ -22,11 +22,9 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "scan.h"
 #include "tlib.h"
@@ -64,40 +62,6 @@ static int hold(const char *lib, const char *key, int wait)
 	return 0;
 }
 
-/* Start argv (environment entries env added), wait for "ready"; stderr to log. */
-static pid_t start(char *const argv[], const char *const env[], const char *log)
-{
-	int fds[2];
-	char line[256] = "";
-
-	TL_CHECK(pipe(fds) == 0, "pipe");
-	pid_t pid = fork();
-	TL_CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		FILE *l = fopen(log, "w");
-		dup2(fds[1], 1);
-		if (l)
-			dup2(fileno(l), 2);
-		close(fds[0]);
-		for (int i = 0; env && env[i]; i++)
-			putenv(strdup(env[i]));
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	FILE *f = fdopen(fds[0], "r");
-	while (f && fgets(line, sizeof(line), f) && strcmp(line, "ready\n") != 0)
-		;
-	fclose(f);
-	if (strcmp(line, "ready\n") != 0) {
-		int st;
-		waitpid(pid, &st, 0);
-		rig_cat(log);
-		TL_FAIL("%s: %s before it was ready", argv[0], tl_status_str(st));
-	}
-	return pid;
-}
-
 /* Scan pid for the key: the number of copies; control: all must be found. */
 static int scan(pid_t pid, const char *label, int control)
 {
@@ -113,12 +77,6 @@ static int scan(pid_t pid, const char *label, int control)
 	scan_result_free(&res);
 	scan_key_free(&key);
 	return n;
-}
-
-static void stop(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
 }
 
 /* status text and --json for pid: the unprotected reason must be want. */
@@ -175,9 +133,9 @@ int main(int argc, char **argv)
 
 	/* the control: no module */
 	char *hv[] = { self, "hold", libpath, (char *)(uintptr_t)key, "wait", NULL };
-	pid_t pid = start(hv, NULL, log);
+	pid_t pid = rig_spawn_ready(hv, NULL, log);
 	scan(pid, "plain", 1);
-	stop(pid);
+	rig_stop(pid);
 
 	/* modes secure and all: one warning, the key all there, status */
 	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", module);
@@ -187,14 +145,14 @@ int main(int argc, char **argv)
 	static const char *const modes[] = { "SECRETMEM_OPENSSL=secure", "SECRETMEM_OPENSSL=all" };
 	for (int m = 0; m < 2; m++) {
 		const char *env[] = { pre, modes[m], NULL };
-		pid = start(hv, env, log);
+		pid = rig_spawn_ready(hv, env, log);
 		scan(pid, modes[m], 1);
 		TL_CHECK(rig_file_count(log, want) == 1, "%s: want one line %s", modes[m], want);
 		char reason[2 * PATH_MAX];
 		snprintf(reason, sizeof(reason), "OpenSSL out of the preload module's reach in %s (heap mode covers it)",
 			 libpath);
 		status_says(pid, reason, dir);
-		stop(pid);
+		rig_stop(pid);
 	}
 	/* the report at exit */
 	TL_CHECK(rig_sh("LD_PRELOAD='%s' SECRETMEM_REPORT=1 '%s' hold '%s' '%s' > '%s' 2>&1", module, self, libpath,
@@ -206,15 +164,15 @@ int main(int argc, char **argv)
 
 	/* heap mode covers it */
 	char *xv[] = { tool, "exec", "--mode", "heap", "--", self, "hold", libpath, (char *)(uintptr_t)key, "wait", NULL };
-	pid = start(xv, NULL, log);
+	pid = rig_spawn_ready(xv, NULL, log);
 	int n = scan(pid, "heap mode", 0);
-	stop(pid);
+	rig_stop(pid);
 	TL_CHECK(n == 0, "heap mode: %d copies of the key found", n);
 
 	/* a program that exports OpenSSL itself: the module is inactive */
 	char *pv[] = { prog, (char *)(uintptr_t)key, "wait", NULL };
 	const char *env[] = { pre, NULL };
-	pid = start(pv, env, log);
+	pid = rig_spawn_ready(pv, env, log);
 	rig_cat(log);
 	snprintf(want, sizeof(want), "secretmem-preload: warning: inactive: %s defines CRYPTO_secure_malloc ahead of the "
 		 "module: OpenSSL's secure heap is its own; nothing of it is protected", prog);
@@ -223,7 +181,7 @@ int main(int argc, char **argv)
 	snprintf(reason, sizeof(reason), "preload module inactive: %s defines CRYPTO_secure_malloc ahead of the module: "
 		 "OpenSSL's secure heap is its own", prog);
 	status_says(pid, reason, dir);
-	stop(pid);
+	rig_stop(pid);
 	TL_CHECK(rig_sh("LD_PRELOAD='%s' SECRETMEM_REPORT=1 '%s' '%s' > '%s' 2>&1", module, prog, key, log) == 0,
 		 "the program's report run");
 	snprintf(want, sizeof(want), "secretmem-preload: report: inactive: %s defines CRYPTO_secure_malloc", prog);
