@@ -9,7 +9,7 @@ what=${1:-build}
 build_pkgs="gcc make libc6-dev binutils pkg-config"
 test_pkgs="$build_pkgs clang libclang-rt-14-dev python3 openssl libssl-dev libsodium-dev
 	nginx-light curl gdb valgrind gnuplot-nox procps util-linux systemd
-	libmimalloc2.0 libjemalloc2 wrk"
+	libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 g++ wrk"
 # Debian packages (make deb, test/t_pkg_deb) and the Python binding (test/t_py_*)
 test_pkgs="$test_pkgs debhelper dpkg-dev fakeroot lintian python3-venv python3-pip python3-setuptools"
 # the heap-mode proofs (test/t_heap_*: ssh-agent, gpg-agent, Python's test_ssl)

@@ -7,7 +7,8 @@
  * secretmem-preload(7), SET-ID PROGRAMS): a set-user-ID copy of sleep run
  * by root with LD_PRELOAD naming the heap module, and one naming the
  * preload module (the dynamic linker drops both in secure-execution mode,
- * silently), and a statically linked program, each as "unprotected" with
+ * silently), a statically linked program and one whose LD_PRELOAD names a
+ * missing file, each as "unprotected" with
  * "libsecretmem-heap.so requested, not loaded (set-ID)" and so on, in the
  * text and in --json; a program that did load the module is not listed.
  * Before, none of them was listed anywhere.
@@ -79,11 +80,16 @@ int main(void)
 	pid_t b = start(pre_su, preload, "su-pre");
 	pid_t c = have_static ? start(stat_prog, heap, "static-sleep") : 0;
 	pid_t d = start("/bin/sleep", heap, "sleep"); /* loads the module: not listed */
+	TL_CHECK(rig_sh("ln -sf /bin/sleep '%s/nosleep'", dir) == 0, "symlink");
+	char nosleep[PATH_MAX];
+	snprintf(nosleep, sizeof(nosleep), "%s/nosleep", dir);
+	pid_t e = start(nosleep, "/nonexistent/libsecretmem-heap.so", "nosleep"); /* no such file */
 	int rc = rig_sh("'%s' status > '%s' && '%s' status --json > '%s'", tool, text, tool, json);
 	rig_cat(text);
 	rig_stop(a);
 	rig_stop(b);
 	rig_stop(d);
+	rig_stop(e);
 	if (c)
 		rig_stop(c);
 	TL_CHECK(rc == 0, "status failed");
@@ -99,6 +105,9 @@ int main(void)
 			 "loaded (statically linked)", (int)c);
 		TL_CHECK(rig_file_has(text, want), "want %s", want);
 	}
+	snprintf(want, sizeof(want), "unprotected: %d nosleep (root): libsecretmem-heap.so requested, not loaded (the "
+		 "dynamic linker could not load it)", (int)e);
+	TL_CHECK(rig_file_has(text, want), "want %s", want);
 	snprintf(want, sizeof(want), "unprotected: %d sleep ", (int)d);
 	TL_CHECK(!rig_file_has(text, want), "a process that loaded the module is listed");
 	TL_CHECK(rig_sh("python3 test/cli_json.py status '%s'", json) == 0, "status --json rejected");

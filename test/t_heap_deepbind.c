@@ -19,6 +19,10 @@
  * per library that it bound it ("... its malloc API calls are bound to the
  * module (4 slots in 1 object), so its blocks are secret memory too").  Before the module did, the child died in
  * the library's realloc() (glibc: "realloc(): invalid pointer", SIGABRT).
+ * The block the library's constructor allocated inside dlopen() is
+ * ordinary memory and freed without harm.  The module's dlopen() keeps the
+ * caller's search path: a program with a DT_RUNPATH opens a library by a
+ * name found only there, with and without RTLD_DEEPBIND.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -37,6 +41,9 @@
 
 static const char lib_src[] =
 	"#include <stdlib.h>\n"
+	"static void *early;\n"
+	"__attribute__((constructor)) static void ctor(void) { early = malloc(40); }\n"
+	"void *deep_ctor_block(void) { return early; }\n"
 	"void *deep_alloc(size_t n) { return malloc(n); }\n"
 	"void *deep_calloc(size_t n) { return calloc(1, n); }\n"
 	"void *deep_grow(void *p, size_t n) { return realloc(p, n); }\n"
@@ -55,8 +62,12 @@ static int child(const char *lib, int heap)
 	void *(*d_grow)(void *, size_t) = (void *(*)(void *, size_t))dlsym(h, "deep_grow");
 	void (*d_free)(void *) = (void (*)(void *))dlsym(h, "deep_free");
 	void (*(*d_free_ptr)(void))(void *) = (void (*(*)(void))(void *))dlsym(h, "deep_free_ptr");
-	if (!d_alloc || !d_calloc || !d_grow || !d_free || !d_free_ptr)
+	void *(*d_ctor)(void) = (void *(*)(void))dlsym(h, "deep_ctor_block");
+	if (!d_alloc || !d_calloc || !d_grow || !d_free || !d_free_ptr || !d_ctor)
 		return 2;
+	void *c = d_ctor(); /* made inside dlopen(), before the rebinding: glibc's */
+	printf("constructor's block %c\n", hr_where(c));
+	d_free(c);
 
 	unsigned char *a = d_alloc(200); /* the library's block, kept */
 	tl_fill(a, NEEDLE, SEED_A);
@@ -134,7 +145,16 @@ int main(int argc, char **argv)
 		snprintf(want, sizeof(want), "secretmem-heap: warning: %s was opened with RTLD_DEEPBIND: its malloc API "
 			 "calls are bound to the module (", lib);
 		TL_CHECK(rig_file_count(log, want) == 1, "%s: want one line %s", libs[i], want);
+		TL_CHECK(rig_file_has(log, "constructor's block o"), "%s: the constructor's block", libs[i]);
 	}
+	/* the caller's search path, through the module's dlopen() */
+	TL_CHECK(rig_sh("cd '%s' && mkdir -p rp && cp libdeep-lazy.so rp/libdeeprp.so && cp libdeep-lazy.so rp/libdeeprp2.so && cat > rpm.c <<'EOF'\n"
+			"#include <dlfcn.h>\n#include <stdio.h>\n"
+			"int main(void) { void *a = dlopen(\"libdeeprp.so\", RTLD_NOW);\n"
+			"  void *b = dlopen(\"libdeeprp2.so\", RTLD_NOW | RTLD_DEEPBIND);\n"
+			"  printf(\"found %%d %%d\\n\", a != 0, b != 0); return !(a && b); }\nEOF\n"
+			"cc -o rpm rpm.c -ldl -Wl,--enable-new-dtags -Wl,-rpath,'%s/rp' && LD_PRELOAD='%s' ./rpm > rpm.out 2>&1",
+			dir, dir, mod) == 0, "the module's dlopen() lost the caller's DT_RUNPATH");
 	printf("pass\n");
 	return 0;
 }

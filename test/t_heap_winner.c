@@ -10,7 +10,9 @@
  * pointer", 134) - the module prints one warning naming the allocator and
  * where it stands, --report says "inactive (...)", and `secretmem status`
  * lists the process as unprotected with the reason (text and --json).  A
- * program that defines malloc itself is named as "the program itself".
+ * program that defines malloc itself is named as "the program itself", and
+ * what it lacks (aligned_alloc) goes to glibc's as without the module.  A
+ * second copy of the module behind the first says nothing.
  * The control, heap mode alone, is active and says nothing.
  */
 #include <limits.h>
@@ -48,7 +50,10 @@ static const char own_src[] =
 	"void *calloc(size_t a, size_t b) { return malloc(a * b); }\n"
 	"void *realloc(void *p, size_t n) { void *q = malloc(n); size_t o;\n"
 	"  if (q && p) { memcpy(&o, (char *)p - 16, sizeof o); memcpy(q, p, o - 16 < n ? o - 16 : n); } return q; }\n"
-	"int main(void) { char *s = strdup(\"own\"); printf(\"%s ok\\n\", s); free(s); return 0; }\n";
+	"#include <stdint.h>\n#include <stdlib.h>\n"
+	"int main(void) { char *s = strdup(\"own\"); void *a = aligned_alloc(64, 100);\n"
+	"  printf(\"%s ok, aligned_alloc %s\\n\", s, a && (uintptr_t)a % 64 == 0 ? \"ok\" : \"failed\");\n"
+	"  free(s); return 0; }\n";
 
 static char tool[PATH_MAX];
 
@@ -159,7 +164,15 @@ int main(void)
 	char want[PATH_MAX + 100];
 	snprintf(want, sizeof(want), "secretmem-heap: warning: inactive: another allocator holds malloc: the program "
 		 "itself (%s/own)", dir);
-	TL_CHECK(rc == 0 && rig_file_has(out, "own ok") && rig_file_has(out, want), "own malloc: want %s", want);
+	TL_CHECK(rc == 0 && rig_file_has(out, "own ok, aligned_alloc ok") && rig_file_has(out, want),
+		 "own malloc: want %s and its aligned_alloc", want);
+
+	/* a second copy of the module: no other allocator, no word */
+	TL_CHECK(rig_sh("cp '%s' '%s/libsecretmem-heap.so' && LD_PRELOAD='%s:%s/libsecretmem-heap.so' SECRETMEM_REPORT=1 "
+			"'%s/cxx' > '%s' 2>&1", mod, dir, mod, dir, dir, out) == 0, "two copies");
+	rig_cat(out);
+	TL_CHECK(rig_file_count(out, "secretmem-heap: report: pid ") == 1 && rig_file_has(out, ", active: secret ") &&
+		 !rig_file_has(out, "warning"), "two copies of the module: one report, active, no warning");
 	if (!found)
 		tl_skip("no other allocator installed (libjemalloc2, libmimalloc2.0 or libtcmalloc-minimal4)");
 	printf("pass: %d allocators\n", found);

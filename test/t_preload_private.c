@@ -17,6 +17,7 @@
  *     CRYPTO_secure_malloc ahead of the module: the module is inactive,
  *     says so once (and nothing about copies out of reach), and status and
  *     the report say it too.
+ *     The same for a library exporting OpenSSL earlier in LD_PRELOAD.
  *   - No false alarm: openssl(1) and python3's ssl module (the system's
  *     libcrypto.so.3) give no warning.
  */
@@ -127,7 +128,9 @@ int main(int argc, char **argv)
 	snprintf(prog, sizeof(prog), "%s/privprog", dir);
 	if (rig_sh("cd '%s' && cat > priv.c <<'EOF'\n%sEOF\n"
 		   "cc -O1 -shared -fPIC -fvisibility=hidden -o libpriv.so priv.c -Wl,--exclude-libs,ALL -l:libcrypto.a "
-		   "-lpthread -ldl && cc -O1 -DPROGRAM -rdynamic -o privprog priv.c -l:libcrypto.a -lpthread -ldl",
+		   "-lpthread -ldl && cc -O1 -DPROGRAM -rdynamic -o privprog priv.c -l:libcrypto.a -lpthread -ldl && "
+		   "cc -O1 -shared -fPIC -o libexp.so priv.c -Wl,--whole-archive -l:libcrypto.a -Wl,--no-whole-archive "
+		   "-lpthread -ldl",
 		   dir, lib_src) != 0)
 		tl_skip("cannot link libcrypto.a (Debian package libssl-dev)");
 
@@ -186,6 +189,16 @@ int main(int argc, char **argv)
 		 "the program's report run");
 	snprintf(want, sizeof(want), "secretmem-preload: report: inactive: %s defines CRYPTO_secure_malloc", prog);
 	TL_CHECK(rig_file_has(log, want), "report: want %s", want);
+
+	/* a library exporting OpenSSL, earlier in LD_PRELOAD: inactive too */
+	char expath[PATH_MAX];
+	snprintf(expath, sizeof(expath), "%s/libexp.so", dir);
+	TL_CHECK(rig_sh("LD_PRELOAD='%s:%s' '%s' hold '%s' '%s' > '%s' 2>&1", expath, module, self, expath, key, log) == 0,
+		 "the earlier LD_PRELOAD entry run");
+	rig_cat(log);
+	snprintf(want, sizeof(want), "secretmem-preload: warning: inactive: %s defines CRYPTO_secure_malloc ahead of the "
+		 "module", expath);
+	TL_CHECK(rig_file_count(log, want) == 1, "want one line %s", want);
 
 	/* no false alarm with the system's libcrypto */
 	TL_CHECK(rig_sh("LD_PRELOAD='%s' openssl version > '%s' 2>&1 && LD_PRELOAD='%s' python3 -c 'import ssl, hashlib' "
