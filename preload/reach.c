@@ -162,6 +162,35 @@ static const char *const secure_heap[] = { "CRYPTO_secure_zalloc", "CRYPTO_secur
 static const char *const exported_api[] = { "CRYPTO_secure_malloc", "CRYPTO_malloc", "OPENSSL_init_crypto" };
 static const char *const lock_fn[] = { "mlock" };
 
+/*
+ * n bytes of needle in the len bytes at hay?  By hand, not memmem(): the
+ * read-only data of a program built with AddressSanitizer has redzones
+ * between its strings, which the sanitizer's memmem() would report.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_ASAN __attribute__((no_sanitize_address))
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NO_ASAN __attribute__((no_sanitize_address))
+#endif
+#endif
+#ifndef NO_ASAN
+#define NO_ASAN
+#endif
+NO_ASAN static int contains(const unsigned char *hay, size_t len, const char *needle, size_t n)
+{
+	for (size_t i = 0; i + n <= len; i++) {
+		if (hay[i] != (unsigned char)needle[0])
+			continue;
+		size_t k = 1;
+		while (k < n && hay[i + k] == (unsigned char)needle[k])
+			k++;
+		if (k == n)
+			return 1;
+	}
+	return 0;
+}
+
 /* OpenSSL's secure-heap source file name in a read-only segment? */
 static int has_marker(const struct sm_dynobj *o)
 {
@@ -174,7 +203,7 @@ static int has_marker(const struct sm_dynobj *o)
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R) || (ph->p_flags & PF_W) || !ph->p_filesz)
 			continue;
-		if (memmem((const void *)(o->base + ph->p_vaddr), ph->p_filesz, needle, strlen(needle)))
+		if (contains((const unsigned char *)(o->base + ph->p_vaddr), ph->p_filesz, needle, strlen(needle)))
 			return 1;
 	}
 	return 0;
