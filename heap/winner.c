@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "hp.h"
@@ -126,6 +127,9 @@ static int walk_one(struct dl_phdr_info *info, size_t size, void *arg)
 		w->seen_self = 1;
 		return 0;
 	}
+	/* the dynamic linker: glibc before 2.26 exported its start-up malloc */
+	if (info->dlpi_addr == getauxval(AT_BASE))
+		return 0;
 	if (w->libc >= o.lo && w->libc < o.hi) {
 		w->glibc = o;
 		w->have_glibc = 1;
