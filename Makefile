@@ -129,7 +129,7 @@ $(BUILD)/secretmem.pc: src/secretmem.pc.in Makefile $(CONFIG)
 
 # The CLI uses only the public API; it is linked with the static library so
 # that it runs from the build tree and after install alike.
-$(BUILD)/obj/tools/%.o: tools/%.c include/secretmem.h $(wildcard tools/*.h) $(CONFIG)
+$(BUILD)/obj/tools/%.o: tools/%.c include/secretmem.h $(wildcard tools/*.h) heap/heapstats.h preload/plstats.h $(CONFIG)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DSECRETMEM_PKGLIBDIR='"$(PKGLIBDIR)"' -c $< -o $@
 
@@ -151,13 +151,16 @@ $(PRELOAD): $(PRELOAD_OBJ) $(LIB_OBJ) preload/exports.map
 
 # The heap module (secretmem-heap(7)): the malloc API on its own hidden copy
 # of the library, which it reaches inside (slab.h), hence -Isrc.
-$(BUILD)/obj/heap/%.o: heap/%.c include/secretmem.h $(wildcard heap/*.h) $(wildcard src/*.h)
+$(BUILD)/obj/heap/%.o: heap/%.c include/secretmem.h $(wildcard heap/*.h) $(wildcard src/*.h) $(wildcard preload/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Isrc -fPIC -fvisibility=hidden -c $< -o $@
 
-$(HEAPMOD): $(HEAP_OBJ) $(LIB_OBJ) preload/exports-heap.map
+# dynobj.o and dlfrom.o (a loaded object's symbols; dlopen with the
+# caller's search path) are the preload module's, shared.
+HEAP_SHARED_OBJ := $(BUILD)/obj/preload/dynobj.o $(BUILD)/obj/preload/dlfrom.o
+$(HEAPMOD): $(HEAP_OBJ) $(HEAP_SHARED_OBJ) $(LIB_OBJ) preload/exports-heap.map
 	$(CC) -shared -Wl,-z,defs -Wl,--version-script=preload/exports-heap.map $(ALL_LDFLAGS) \
-		-o $@ $(HEAP_OBJ) $(LIB_OBJ) -ldl
+		-o $@ $(HEAP_OBJ) $(HEAP_SHARED_OBJ) $(LIB_OBJ) -ldl
 
 $(BUILD)/examples/%: examples/%.c $(STLIB)
 	@mkdir -p $(@D)
@@ -172,7 +175,7 @@ $(BUILD)/examples/%: examples/%.c $(STLIB)
 TEST_CFLAGS = $(ALL_CFLAGS) -DSECRETMEM_NO_ATTRIBUTES -D_GNU_SOURCE -Isrc -Itest
 TEST_LIB_OBJ := $(patsubst test/%.c,$(BUILD)/obj/test/%.o,$(TEST_LIB_SRC))
 TESTLIB := $(BUILD)/libtesthelp.a
-$(BUILD)/obj/test/%.o: test/%.c $(wildcard test/*.h) include/secretmem.h $(wildcard src/*.h)
+$(BUILD)/obj/test/%.o: test/%.c $(wildcard test/*.h) include/secretmem.h $(wildcard src/*.h) heap/heapstats.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -c $< -o $@
 
@@ -180,7 +183,7 @@ $(TESTLIB): $(TEST_LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/test/%: test/%.c $(TESTLIB) $(wildcard test/*.h) $(INTLIB) $(STLIB)
+$(BUILD)/test/%: test/%.c $(TESTLIB) $(wildcard test/*.h) heap/heapstats.h $(INTLIB) $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) $(ALL_LDFLAGS) -o $@ $< $(TESTLIB) $(INTLIB)
 

@@ -32,6 +32,10 @@
  * may allocate) after the destructors ran, and those calls go to the slabs
  * directly instead of recreating a cache that would never be freed.
  *
+ * Signal handlers: a free() that interrupts the allocator on its own thread
+ * waits on the thread's list until the thread's next call (defer_free); a
+ * malloc() there gets an early-arena block, as any re-entry does.
+ *
  * Misuse: a double free or an interior pointer of secret memory is fatal
  * (a fixed message, abort), as glibc's own checks are; any pointer the
  * module does not own goes to glibc's free, which applies its checks.
@@ -51,6 +55,7 @@
 #include <unistd.h>
 #include "slab.h"
 #include "heapstats.h"
+#include "hp.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
 
@@ -64,7 +69,8 @@ extern void *__libc_memalign(size_t align, size_t size);
 #define DEFAULT_HUGE ((size_t)1 << 20)
 #define EARLY_SIZE ((size_t)64 << 10)
 
-enum { T_NEW = 0, T_LIVE = 1, T_EXITING = 2, T_PLAIN = 3 };
+/* T_DRAIN: live, with frees deferred by a signal handler to drain first */
+enum { T_NEW = 0, T_LIVE = 1, T_EXITING = 2, T_PLAIN = 3, T_DRAIN = 4 };
 
 /*
  * volatile: glibc declares pthread_setspecific, pthread_once and others
@@ -74,9 +80,16 @@ enum { T_NEW = 0, T_LIVE = 1, T_EXITING = 2, T_PLAIN = 3 };
  */
 static __thread volatile unsigned char t_busy __attribute__((tls_model("initial-exec")));
 static __thread unsigned char t_state __attribute__((tls_model("initial-exec")));
+/* secret blocks freed by a signal handler while this thread was inside the
+ * allocator, linked through their first word (defer_free) */
+static __thread void *t_deferred __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int ready;        /* written once by init (release), read acquire */
+/* not serving: the preload module is loaded too (glibc serves), another
+ * allocator holds malloc (it serves: winner.c), or another copy of this
+ * module does (silent) */
+enum { SD_NO = 0, SD_PRELOAD = 1, SD_OTHER = 2, SD_TWIN = 3 };
 static int stood_down;
 static int require;
 static size_t huge = DEFAULT_HUGE;
@@ -129,7 +142,7 @@ static void stats_page(void)
 
 /* ---- messages ------------------------------------------------------------ */
 
-static void hp_say(const char *msg)
+void hp_say(const char *msg)
 {
 	char line[512];
 	int n = snprintf(line, sizeof(line), "secretmem-heap: warning: %s\n", msg);
@@ -217,6 +230,8 @@ static void early_free(void *p)
 
 static size_t plain_usable(void *p)
 {
+	if (SM_UNLIKELY(stood_down == SD_OTHER))
+		return hp_other_usable(p);
 	if (!glibc_usable) {
 		t_busy++;
 		glibc_usable = (size_t(*)(void *))dlvsym(RTLD_NEXT, "malloc_usable_size", "GLIBC_2.2.5");
@@ -227,6 +242,8 @@ static size_t plain_usable(void *p)
 
 static void plain_count(void *p, int sign)
 {
+	if (stood_down == SD_OTHER) /* its blocks: not counted, they cross */
+		return;
 	st_add(&stats->plain_bytes, sign * (int64_t)plain_usable(p));
 	st_add(&stats->plain_blocks, sign);
 }
@@ -235,7 +252,9 @@ static void *plain_alloc(size_t align, size_t size, int zero)
 {
 	void *p;
 
-	if (align <= 16)
+	if (SM_UNLIKELY(stood_down == SD_OTHER))
+		p = hp_other_alloc(align, size, zero);
+	else if (align <= 16)
 		p = zero ? __libc_calloc(1, size) : __libc_malloc(size);
 	else if ((p = __libc_memalign(align, size)) && zero)
 		memset(p, 0, size);
@@ -247,10 +266,51 @@ static void *plain_alloc(size_t align, size_t size, int zero)
 static void plain_free(void *p)
 {
 	plain_count(p, -1);
-	__libc_free(p);
+	if (SM_UNLIKELY(stood_down == SD_OTHER))
+		hp_other_free(p);
+	else
+		__libc_free(p);
 }
 
 /* ---- start-up -------------------------------------------------------------- */
+
+/*
+ * A free() that interrupted this module on its own thread - a signal
+ * handler's, while the thread was inside the allocator (t_busy): the locks
+ * it would take may be held by the interrupted call and the thread's cache
+ * is in the middle of a change, so the block waits on the thread's list
+ * until the thread's next call of the module instead of a deadlock or a
+ * torn cache.  Only the lock-free pointer map was read to know it is ours.
+ */
+static void defer_free(void *p)
+{
+	void *old = __atomic_load_n(&t_deferred, __ATOMIC_RELAXED);
+
+	do
+		*(void **)p = old;
+	while (!__atomic_compare_exchange_n(&t_deferred, &old, p, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	if (t_state == T_LIVE)
+		t_state = T_DRAIN; /* the next call takes the slow path, which drains */
+	st_add(&stats->deferred_frees, 1);
+}
+
+/* Free what defer_free kept; outside the allocator (t_busy == 0). */
+static void drain_deferred(void)
+{
+	void *p;
+
+	while ((p = __atomic_exchange_n(&t_deferred, NULL, __ATOMIC_ACQUIRE)) != NULL)
+		while (p) {
+			void *next = *(void **)p;
+			t_busy++;
+			if (t_state == T_EXITING)
+				sm_free_nocache(p);
+			else
+				secretmem_free(p);
+			t_busy--;
+			p = next;
+		}
+}
 
 static void thread_exit(void *arg)
 {
@@ -259,6 +319,7 @@ static void thread_exit(void *arg)
 	t_busy++;
 	sm_alloc_thread_done();
 	t_busy--;
+	drain_deferred();
 }
 
 /* The OpenSSL preload module in the process too?  Then this one stands down
@@ -286,12 +347,30 @@ static void init(void)
 {
 	const char *h = getenv("SECRETMEM_HEAP_HUGE");
 	size_t v;
+	char why[sizeof(stats->reason)];
+	int win = hp_winner_check(why, sizeof(why));
 
+	if (win == HP_WIN_TWIN) { /* that copy is in charge and says it all */
+		stood_down = SD_TWIN;
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	stats_page();
 	stats->magic = SM_HEAP_STATS_MAGIC;
 	stats->size = sizeof(*stats);
+	if (win == HP_WIN_OTHER) {
+		char msg[sizeof(why) + 160];
+		stood_down = SD_OTHER;
+		memcpy(stats->reason, why, sizeof(why));
+		st_set(&stats->state, SM_HEAP_INACTIVE);
+		snprintf(msg, sizeof(msg), "inactive: %s; every block goes to it, in ordinary memory (take it out of "
+			 "LD_PRELOAD to protect the heap)", why);
+		hp_say(msg);
+		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+		return;
+	}
 	if (other_module()) {
-		stood_down = 1;
+		stood_down = SD_PRELOAD;
 		st_set(&stats->state, SM_HEAP_STOOD_DOWN);
 		hp_say("libsecretmem-preload.so is loaded too: the heap module stands down and every block "
 		       "stays in ordinary memory (load only one of them; secretmem exec does)");
@@ -353,6 +432,10 @@ static int enter_slow(void)
 		t_busy--;
 		t_state = T_LIVE;
 	}
+	if (SM_UNLIKELY(t_state == T_DRAIN))
+		t_state = T_LIVE;
+	if (SM_UNLIKELY(__atomic_load_n(&t_deferred, __ATOMIC_RELAXED) != NULL))
+		drain_deferred();
 	return 0;
 }
 
@@ -464,6 +547,8 @@ HP_EXPORT void free(void *p)
 	if (SM_LIKELY(t_state == T_LIVE)) {
 		/* a thread of the program: one lookup frees a secret block */
 		int saved = errno;
+		if (SM_UNLIKELY(t_busy))
+			goto reentered;
 		t_busy++;
 		int ours = sm_free_if_ours(p);
 		t_busy--;
@@ -474,9 +559,14 @@ HP_EXPORT void free(void *p)
 			__atomic_store_n(&plain_sticky, 0, __ATOMIC_RELAXED);
 		return;
 	}
+reentered:;
 	int kind = sm_lookup(p, &ref);
 	if (SM_UNLIKELY(kind != LOOKUP_OK)) {
 		free_other(p, kind);
+		return;
+	}
+	if (SM_UNLIKELY(t_busy)) {
+		defer_free(p);
 		return;
 	}
 	if (SM_UNLIKELY(__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)))
@@ -484,7 +574,7 @@ HP_EXPORT void free(void *p)
 	int saved = errno;
 	t_busy++;
 	if (SM_UNLIKELY(t_state != T_LIVE)) {
-		if (t_state == T_NEW) {
+		if (t_state == T_NEW || t_state == T_DRAIN) {
 			t_busy--;
 			enter_slow();
 			t_busy++;
@@ -536,15 +626,15 @@ static void *realloc_any(void *p, size_t size)
 				return n;
 			}
 		}
-		void *n = __libc_realloc(p, size);
-		if (n) {
+		void *n = stood_down == SD_OTHER ? hp_other_realloc(p, size) : __libc_realloc(p, size);
+		if (n && stood_down != SD_OTHER) {
 			st_add(&stats->plain_bytes, (int64_t)plain_usable(n) - (int64_t)before);
 			if (size > huge && before <= huge)
 				st_add(&stats->huge_allocs, 1);
 		}
 		return n;
 	}
-	if (kind == LOOKUP_OK && size <= huge && t_state == T_LIVE &&
+	if (kind == LOOKUP_OK && size <= huge && t_state == T_LIVE && !t_busy &&
 	    !__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)) {
 		size_t want = size <= SM_SMALL_MAX ? sm_class_size[class16[sm_size_class(size)]] : size;
 		t_busy++;
@@ -721,11 +811,17 @@ HP_EXPORT struct mallinfo mallinfo(void)
 __attribute__((destructor)) static void heap_report(void)
 {
 	const char *r = getenv("SECRETMEM_REPORT");
-	char line[400];
+	char line[700];
 
-	if (!r || strcmp(r, "1") != 0 || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+	int n;
+
+	if (!r || strcmp(r, "1") != 0 || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || stood_down == SD_TWIN)
 		return;
-	int n = snprintf(line, sizeof(line),
+	if (stood_down == SD_OTHER)
+		n = snprintf(line, sizeof(line), "secretmem-heap: report: pid %d, inactive (%s): every block in "
+			     "ordinary memory\n", (int)getpid(), stats->reason);
+	else
+		n = snprintf(line, sizeof(line),
 			 "secretmem-heap: report: pid %d, %s: secret %llu bytes, locked fallback %llu bytes, plain %llu "
 			 "bytes in %llu blocks, early %llu bytes\n",
 			 (int)getpid(), stood_down ? "stood down" : "active",
@@ -738,16 +834,22 @@ __attribute__((destructor)) static void heap_report(void)
 
 extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
 
+int hp_serving(void)
+{
+	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE) && !stood_down;
+}
+
 /*
  * Nothing allocated before main()?  Start up anyway, so that the fork
- * handlers are in place before the program registers its own.  Unless this
- * copy's malloc is not the process's (a second copy of the module, or one
- * loaded by dlopen): then it never runs, and its library copy never starts.
+ * handlers are in place before the program registers its own.  When this
+ * copy's malloc is not the process's, only a module that was asked for
+ * (LD_PRELOAD) starts, to say so (winner.c); one loaded by dlopen() never
+ * runs, and its library copy never starts.
  */
 __attribute__((constructor)) static void heap_constructor(void)
 {
 	void *(*active)(size_t) = malloc;
 
-	if (active == hp_malloc_here && !t_busy)
+	if (!t_busy && (active == hp_malloc_here || hp_requested()))
 		enter_slow();
 }

@@ -9,7 +9,8 @@
  * every process the module runs in, and status reads it through
  * /proc/PID/mem.  The module writes it only on slow paths (a region created
  * or destroyed, a block in ordinary memory); every field is a 64-bit word
- * written with relaxed atomic stores.
+ * written with relaxed atomic stores, except reason, written once before
+ * state becomes SM_HEAP_INACTIVE.
  */
 #ifndef SECRETMEM_HEAPSTATS_H
 #define SECRETMEM_HEAPSTATS_H
@@ -23,6 +24,8 @@ enum sm_heap_state {
 	SM_HEAP_ACTIVE = 1,     /* blocks go to secret memory                 */
 	SM_HEAP_STOOD_DOWN = 2, /* the OpenSSL preload module is loaded too:  *
 				 * this module serves everything from glibc    */
+	SM_HEAP_INACTIVE = 3,   /* another allocator holds malloc (reason):   *
+				 * every block goes to it (heap/winner.c)      */
 };
 
 struct sm_heap_stats {
@@ -42,6 +45,10 @@ struct sm_heap_stats {
 				     was refused (count)                          */
 	uint64_t warn_limit;      /* RLIMIT_MEMLOCK at the first refusal (or ~0)   */
 	uint64_t warn_secret;     /* secret bytes in use at the first refusal      */
+	/* from here on: present when size covers it (older modules: zeros) */
+	uint64_t deferred_frees;  /* free()s of a signal handler that interrupted
+				     the allocator on its thread, done later     */
+	char reason[256];         /* SM_HEAP_INACTIVE: why, one line, NUL-ended    */
 };
 
 #endif

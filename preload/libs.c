@@ -27,6 +27,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -35,6 +36,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "preload.h"
+#include "dlfrom.h"
+#include "dynobj.h"
 
 #define MAX_OBJS 512
 #define MAX_CRYPTO 8
@@ -216,6 +219,8 @@ seen:
 		__atomic_store_n(&nobjs, nobjs + 1, __ATOMIC_RELEASE);
 	}
 	free(f);
+	if (pl_mode() != PL_MODE_OFF)
+		pl_reach_scan_locked();
 }
 
 void pl_libs_scan(void)
@@ -310,66 +315,62 @@ void pl_libs_report(void)
 
 /* ---- dlopen --------------------------------------------------------------- */
 
-/* Does the object at caller have its own DT_RPATH or DT_RUNPATH? */
-static struct link_map *caller_with_path(const void *caller)
-{
-	Dl_info info;
-	struct link_map *lm = NULL;
-
-	if (!dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !lm->l_ld)
-		return NULL;
-	for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++)
-		if (d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH)
-			return lm;
-	return NULL;
-}
-
-/*
- * Our dlopen() is the caller the real one sees, so a name without a slash
- * would be searched without the caller's own RPATH/RUNPATH: search that
- * path here (dlinfo(RTLD_DI_SERINFO) of the caller) and open by path.
- */
-static void *open_as(struct link_map *lm, const char *file, int flags)
-{
-	Dl_serinfo size, *si;
-	void *h, *ret = NULL;
-
-	h = pl_dlopen(file, RTLD_LAZY | RTLD_NOLOAD);
-	if (h) { /* already loaded: the name finds it */
-		dlclose(h);
-		return pl_dlopen(file, flags);
-	}
-	h = pl_dlopen(lm->l_name && lm->l_name[0] ? lm->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return pl_dlopen(file, flags);
-	if (dlinfo(h, RTLD_DI_SERINFOSIZE, &size) == 0 && (si = malloc(size.dls_size)) != NULL) {
-		*si = size;
-		if (dlinfo(h, RTLD_DI_SERINFO, si) == 0)
-			for (unsigned i = 0; i < si->dls_cnt && !ret; i++) {
-				char path[4096];
-
-				if ((size_t)snprintf(path, sizeof(path), "%s/%s", si->dls_serpath[i].dls_name, file) >=
-				    sizeof(path) || access(path, R_OK) != 0)
-					continue;
-				ret = pl_dlopen(path, flags);
-			}
-		free(si);
-	}
-	dlclose(h);
-	return ret ? ret : pl_dlopen(file, flags);
-}
-
 PL_EXPORT void *dlopen(const char *file, int flags);
 
+/* The module's exports: what a library opened with RTLD_DEEPBIND gets. */
+static const char *const exports[] = {
+	"CRYPTO_secure_malloc", "CRYPTO_secure_zalloc", "CRYPTO_secure_free", "CRYPTO_secure_clear_free",
+	"CRYPTO_secure_allocated", "CRYPTO_secure_actual_size", "CRYPTO_secure_used",
+	"CRYPTO_secure_malloc_initialized", "CRYPTO_secure_malloc_init", "CRYPTO_secure_malloc_done",
+	"BN_MONT_CTX_set_locked", "CRYPTO_set_mem_functions", "OSSL_PARAM_get_BN", "dlopen", "fclose", "_exit", "_Exit",
+};
+#define NEXPORTS (sizeof(exports) / sizeof(exports[0]))
+
+/*
+ * A library opened with RTLD_DEEPBIND binds OpenSSL's calls to its own
+ * definitions (a libcrypto, to its own secure heap): bind them to the
+ * module's, as without the flag (dynobj.c; secretmem-preload(7),
+ * RTLD_DEEPBIND).
+ */
+static void *deep_open(const void *caller, const char *file, int flags)
+{
+	struct sm_dyn_set before;
+	void *own[NEXPORTS];
+	char msg[600];
+	int objects = 0;
+
+	if (!sm_dyn_can_rebind() || sm_dyn_snapshot(&before) != 0) {
+		snprintf(msg, sizeof(msg), "%s: RTLD_DEEPBIND cleared, so that its OpenSSL calls reach the module",
+			 file ? file : "(null)");
+		pl_warn(msg);
+		return sm_dlopen_from(caller, file, flags & ~RTLD_DEEPBIND, pl_dlopen);
+	}
+	void *h = sm_dlopen_from(caller, file, flags, pl_dlopen);
+	if (h) {
+		sm_dyn_own((const void *)pl_libs_scan, exports, own, NEXPORTS);
+		int slots = sm_dyn_rebind_new(&before, (const void *)pl_libs_scan, exports, own, NEXPORTS, &objects);
+		if (slots < 0)
+			snprintf(msg, sizeof(msg), "%s was opened with RTLD_DEEPBIND and its OpenSSL calls could not be bound "
+				 "to the module (%s): its secure heap is its own, in ordinary memory",
+				 file ? file : "(null)", strerror(errno));
+		else
+			snprintf(msg, sizeof(msg), "%s was opened with RTLD_DEEPBIND: its calls of the module's functions "
+				 "are bound to the module (%d slot%s in %d object%s)", file ? file : "(null)", slots,
+				 slots == 1 ? "" : "s", objects, objects == 1 ? "" : "s");
+		if (slots != 0)
+			pl_warn(msg);
+	}
+	sm_dyn_set_free(&before);
+	return h;
+}
+
+/* The caller's search path is kept (dlfrom.c). */
 __attribute__((noinline)) void *dlopen(const char *file, int flags)
 {
-	struct link_map *lm;
-	void *h;
+	const void *caller = __builtin_return_address(0);
+	void *h = (flags & RTLD_DEEPBIND) && !(flags & RTLD_NOLOAD) && pl_mode() != PL_MODE_OFF ?
+			  deep_open(caller, file, flags) : sm_dlopen_from(caller, file, flags, pl_dlopen);
 
-	if (file && !strchr(file, '/') && (lm = caller_with_path(__builtin_return_address(0))) != NULL)
-		h = open_as(lm, file, flags);
-	else
-		h = pl_dlopen(file, flags);
 	if (h && !(flags & RTLD_NOLOAD) && __atomic_load_n(&started, __ATOMIC_ACQUIRE))
 		pl_libs_scan();
 	return h;

@@ -64,6 +64,9 @@ static void init(void)
 	}
 	pl_report_wanted = r && strcmp(r, "1") == 0;
 	init_pid = getpid();
+	/* another object holds the secure heap: stay out of its way (reach.c) */
+	if (requested_mode != PL_MODE_OFF && pl_reach_winner())
+		requested_mode = PL_MODE_OFF;
 }
 
 /*
@@ -124,6 +127,7 @@ __attribute__((destructor)) static void preload_report(void)
 	if (!pl_report_wanted || __atomic_exchange_n(&reported, 1, __ATOMIC_ACQ_REL))
 		return;
 	say("mode %s (pid %d)", mode_names[pl_mode()], (int)getpid());
+	pl_reach_report();
 	if (!pl_libs_any()) {
 		say("no libcrypto was loaded: nothing was protected");
 		return;

@@ -19,6 +19,13 @@
  *              RSA of EVP_PKEY_get1_RSA) in the secure heap too
  *   stdio.c    fclose() clears the stream buffer (key files go through it)
  *   real.c     finding the real OpenSSL functions at run time
+ *   reach.c    the OpenSSL it cannot reach (another definition ahead of it,
+ *              a copy of OpenSSL linked into another object): one warning,
+ *              a page for `secretmem status`, the report
+ *   dynobj.c   a loaded object's symbols and relocations; rebinding them
+ *              for a library opened with RTLD_DEEPBIND (libs.c's dlopen)
+ *   dlfrom.c   dlopen() with the caller's search path
+ * (dynobj.c and dlfrom.c are linked into the heap module too.)
  * It uses libsecretmem through include/secretmem.h, plus two internal calls
  * (src/internal.h: sm_free_if_ours, a free with a single lookup, and
  * sm_in_our_memory), and has no link-time dependency on OpenSSL: what it
@@ -112,6 +119,18 @@ void *pl_dlopen(const char *file, int flags);
  * loaded RTLD_LOCAL) from the object that contains the address caller.
  */
 void *pl_sym_near(const void *caller, const char *name);
+
+/* ---- reach.c: what the module cannot reach ------------------------------ */
+
+/* At start-up (mode secure or all, the module asked for in LD_PRELOAD):
+ * another object defines CRYPTO_secure_malloc ahead of the module?  Then
+ * one warning, the page says inactive, and 1: the caller runs as mode off. */
+int pl_reach_winner(void);
+/* With libs.c's lock held, after each scan: warn of and publish every new
+ * object with its own OpenSSL out of the module's reach. */
+void pl_reach_scan_locked(void);
+/* The SECRETMEM_REPORT lines of the above. */
+void pl_reach_report(void);
 
 /* stdio.c: libcrypto is in the process (it called one of our exports). */
 void pl_openssl_seen(void);

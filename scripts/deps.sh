@@ -9,7 +9,7 @@ what=${1:-build}
 build_pkgs="gcc make libc6-dev binutils pkg-config"
 test_pkgs="$build_pkgs clang libclang-rt-14-dev python3 openssl libssl-dev libsodium-dev
 	nginx-light curl gdb valgrind gnuplot-nox procps util-linux systemd
-	libmimalloc2.0 libjemalloc2 wrk"
+	libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 g++ wrk"
 # Debian packages (make deb, test/t_pkg_deb: python3-secretmem is built with
 # dh-python and pybuild) and the Python binding (test/t_py_*: mypy for its
 # annotations, cryptography and PyNaCl for the copy table of python/README.md)

@@ -13,8 +13,9 @@
       FILE holds `secretmem status --json`; +PID must be listed with those
       values (COMMAND optional, compared after JSON decoding; may use \\xNN
       escapes, or *), each +PID spec may end in @FIELD=VALUE or @FIELD~=SUBSTRING
-      checks (FIELD: cmdline, unit, container, user, seen, mode), -PID must not
-      be listed; the visibility block and quiet_exit_status agree with the facts.
+      checks (FIELD: cmdline, unit, container, user, seen, mode, unprotected), -PID
+      must not be listed; every process of the unprotected list has a reason,
+      and a listed process's unprotected agrees with it; the visibility block and quiet_exit_status agree with the facts.
 Exit 0 when valid, 1 otherwise (the reason on stderr).
 """
 import json
@@ -55,18 +56,19 @@ STATUS_KEYS = {
     "tool": STR, "version": STR, "command": STR, "processes": (list,),
     "totals": (dict,), "scanned": NUM, "uninspected": NUM, "uninspected_pids": (list,),
     "visibility": (dict,), "hibernation": (dict,), "quiet_exit_status": NUM,
-    "heap_without_secret_memory": (list,),
+    "heap_without_secret_memory": (list,), "unprotected": (list,),
 }
 PROC_KEYS = {
     "pid": NUM, "command": STR, "cmdline": STR, "user": STR, "uid": OPT_NUM,
     "unit": OPT_STR, "container": OPT_STR, "mapped_bytes": NUM,
     "resident_bytes": NUM, "mappings": NUM, "fds": NUM, "files": NUM,
-    "libsecretmem": (dict,), "heap": (dict, type(None)),
+    "libsecretmem": (dict,), "heap": (dict, type(None)), "unprotected": OPT_STR,
 }
 HEAP_KEYS = {"readable": BOOL, "state": STR, "secret_bytes": NUM, "fallback_bytes": NUM,
              "plain_bytes": NUM, "plain_blocks": NUM, "early_bytes": NUM, "refusals": NUM,
-             "huge_allocations": NUM, "huge_threshold": NUM, "require": BOOL}
+             "huge_allocations": NUM, "huge_threshold": NUM, "require": BOOL, "reason": OPT_STR}
 HEAP_ONLY_KEYS = {"pid": NUM, "command": STR, "cmdline": STR, "user": STR, "heap": (dict,)}
+UNPROT_KEYS = {"pid": NUM, "command": STR, "cmdline": STR, "user": STR, "reason": STR}
 LIB_KEYS = {"seen": STR, "mode": STR, "environment": OPT_STR}
 VIS_KEYS = {"complete": BOOL, "hidepid": OPT_STR, "subset": OPT_STR, "gid": OPT_NUM,
             "hidden_processes_possible": BOOL, "pid_namespace": BOOL}
@@ -159,8 +161,10 @@ def heap_keys(h, where):
         return
     if h.get("readable"):
         keys(h, HEAP_KEYS, where)
-        if h["state"] not in ("active", "stood down"):
+        if h["state"] not in ("active", "stood down", "inactive"):
             die("%s.state %r" % (where, h["state"]))
+        if (h["state"] == "inactive") != (h["reason"] is not None):
+            die("%s: a reason goes with state inactive, and only with it: %r" % (where, h))
     else:
         keys(h, {"readable": BOOL}, where)
 
@@ -180,6 +184,15 @@ def status(doc, specs):
     for i, p in enumerate(doc["heap_without_secret_memory"]):
         keys(p, HEAP_ONLY_KEYS, "heap_without_secret_memory[%d]" % i)
         heap_keys(p["heap"], "heap_without_secret_memory[%d].heap" % i)
+    unprot = {}
+    for i, p in enumerate(doc["unprotected"]):
+        keys(p, UNPROT_KEYS, "unprotected[%d]" % i)
+        if not p["reason"]:
+            die("unprotected[%d] has no reason" % i)
+        unprot[p["pid"]] = p["reason"]
+    for pid, p in by_pid.items():
+        if p["unprotected"] != unprot.get(pid):
+            die("pid %d: unprotected %r, but the unprotected list says %r" % (pid, p["unprotected"], unprot.get(pid)))
     keys(doc["totals"], TOTAL_KEYS, "totals")
     keys(doc["hibernation"], HIB_KEYS, "hibernation")
     keys(doc["visibility"], VIS_KEYS, "visibility")

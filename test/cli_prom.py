@@ -24,6 +24,7 @@ REQUIRED = [
     "secretmem_holders", "secretmem_mapped_bytes", "secretmem_resident_bytes",
     "secretmem_fds", "secretmem_files", "secretmem_hibernation_supported",
     "secretmem_hibernation_blocked", "secretmem_uninspected_processes",
+    "secretmem_unprotected_processes",
     "secretmem_scan_complete", "secretmem_scan_timestamp_seconds",
     "secretmem_process_mapped_bytes", "secretmem_process_resident_bytes",
 ]

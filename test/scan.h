@@ -127,6 +127,10 @@ pid_t rig_spawn(char *const argv[], const char *const env[], const char *logpath
 /* rig_spawn() in the temporary directory, without CAP_IPC_LOCK and with
  * RLIMIT_MEMLOCK set to memlock bytes. */
 pid_t rig_spawn_limited(char *const argv[], const char *const env[], const char *logpath, size_t memlock);
+/* rig_spawn() with a fresh logpath, then wait (30 s at most) until the log
+ * has a line "ready"; fails the test, with the log, when the process ends
+ * or the time is up first. */
+pid_t rig_spawn_ready(char *const argv[], const char *const env[], const char *logpath);
 /* Wait until 127.0.0.1:port accepts connections: 0, or -1 after timeout_ms
  * or when pid (if > 0) has exited. */
 int rig_wait_port(int port, pid_t pid, int timeout_ms);

@@ -216,6 +216,31 @@ pid_t rig_spawn_limited(char *const argv[], const char *const env[], const char 
 	return pid;
 }
 
+pid_t rig_spawn_ready(char *const argv[], const char *const env[], const char *logpath)
+{
+	static char text[65536];
+
+	unlink(logpath);
+	pid_t pid = rig_spawn(argv, env, logpath, NULL, 0);
+	for (int waited = 0; waited < 30000; waited += 20) {
+		int fd = open(logpath, O_RDONLY | O_CLOEXEC), st;
+		ssize_t n = fd < 0 ? 0 : read(fd, text, sizeof(text) - 1);
+
+		if (fd >= 0)
+			close(fd);
+		text[n > 0 ? n : 0] = '\0';
+		if (tl_has_line(text, "ready"))
+			return pid;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			rig_cat(logpath);
+			TL_FAIL("%s ended before it was ready: %s", argv[0], tl_status_str(st));
+		}
+		usleep(20 * 1000);
+	}
+	rig_cat(logpath);
+	TL_FAIL("%s was not ready in 30 s", argv[0]);
+}
+
 int rig_wait_port(int port, pid_t pid, int timeout_ms)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),

@@ -49,6 +49,14 @@ int cmd_exec(int argc, char **argv);
 /* Internal helper of the `exec` case: exits with a bitmask of open fds. */
 int cmd_probe_fd(int argc, char **argv);
 
+/* ---- exec_alloc.c: another malloc preloaded (exec --mode heap) ---------- */
+/* 1 when LD_PRELOAD or /etc/ld.so.preload loads a file that defines malloc
+ * or free (one line naming it into why), else 0. */
+int exec_other_allocator(char *why, size_t len);
+/* 1 if the ELF file at path exports malloc or free (which: the name), 0 if
+ * not, -1 when it is not an ELF file of this machine or cannot be read. */
+int exec_defines_malloc(const char *path, const char **which);
+
 /* ---- cases.c: the conformance cases of `secretmem check` --------------- */
 /* INFO: a fact of the kernel reported as found, neither pass nor fail. */
 enum case_verdict { CASE_PASS, CASE_FAIL, CASE_SKIP, CASE_INFO };

@@ -26,6 +26,10 @@
  * uses libcrypto at all cannot be known before it runs (python3 loads it
  * with dlopen): --report (SECRETMEM_REPORT=1) makes the module say at exit
  * what it protected.
+ *
+ * In heap mode another malloc in LD_PRELOAD or /etc/ld.so.preload (a file
+ * that exports malloc or free: exec_alloc.c) is refused the same way (125,
+ * or --allow-unprotected and a warning): the module would stay inactive.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -62,7 +66,8 @@ static void exec_usage(FILE *out)
 	      "programs it runs (PYTHONMALLOC=malloc, G_SLICE=always-malloc are set).\n"
 	      "  --report             at exit, the module says what it protected (stderr)\n"
 	      "  --allow-unprotected  run a program the module cannot enter (set-ID, file\n"
-	      "                       capabilities, statically linked) instead of refusing\n",
+	      "                       capabilities, statically linked), or in heap mode with\n"
+	      "                       another malloc preloaded, instead of refusing\n",
 	      out);
 }
 
@@ -347,6 +352,16 @@ int cmd_exec(int argc, char **argv)
 	if (strip_module(heap ? PRELOAD_NAME : HEAP_NAME) != 0 || (heap && strip_module(HEAP_NAME) != 0)) {
 		fprintf(stderr, "secretmem: exec: setenv: %s\n", strerror(errno));
 		return CLI_EXIT_OSERR;
+	}
+	/* another malloc preloaded: the heap module would stay out of its way
+	 * (secretmem-heap(7), ANOTHER ALLOCATOR) */
+	if (heap && exec_other_allocator(why, sizeof(why))) {
+		if (!allow) {
+			fprintf(stderr, "secretmem: exec: refusing to run %s: %s (--allow-unprotected runs it anyway; "
+				"without that file in the list the heap is protected)\n", argv[i], why);
+			return EXIT_REFUSED;
+		}
+		fprintf(stderr, "secretmem: exec: warning: %s: nothing of its heap will be protected: %s\n", argv[i], why);
 	}
 	/* runtimes with allocators of their own: plain malloc, so the heap
 	 * module gets their blocks (inherited by every exec'd descendant) */

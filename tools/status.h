@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "../heap/heapstats.h"
+#include "../preload/plstats.h"
 
 /* libsecretmem as seen from outside a process: what its maps show. */
 enum status_lib {
@@ -25,7 +26,12 @@ enum status_lib {
 	STATUS_LIB_HEAP,        /* libsecretmem-heap.so                     */
 };
 
-/* One process that holds secret memory, or that runs the heap module. */
+/* The modules mapped (status_holder.mods). */
+#define STATUS_MOD_HEAP 1
+#define STATUS_MOD_PRELOAD 2
+
+/* One process that holds secret memory, runs the heap module, or is
+ * outside a module it asked for (unprotected). */
 struct status_holder {
 	pid_t pid;
 	uid_t uid;                   /* (uid_t)-1 if unknown                    */
@@ -46,6 +52,15 @@ struct status_holder {
 	unsigned long heap_page;     /* address of the page, 0 if none          */
 	int heap_read;               /* 0 read, else -errno (ptrace access)     */
 	struct sm_heap_stats heap;
+	/* the preload module's page (preload/plstats.h), when it has one */
+	unsigned long preload_page;  /* address of the page, 0 if none          */
+	int preload_read;            /* 0 read, else -errno                     */
+	struct sm_preload_stats preload;
+	unsigned mods;               /* STATUS_MOD_*: the module files mapped  */
+	/* why the process is (partly) outside a module: another allocator,
+	 * an OpenSSL out of reach, a module asked for in LD_PRELOAD and not
+	 * loaded; "" when nothing is known to be outside */
+	char unprotected[640];
 };
 
 /* What this scan cannot see: the /proc mount and the PID namespace. */
@@ -66,6 +81,8 @@ struct status_report {
 	size_t n;
 	struct status_holder *heap_only; /* heap module, no secret memory  */
 	size_t heap_n;
+	struct status_holder *unprot;    /* unprotected != "", by PID      */
+	size_t unprot_n;
 	size_t files;             /* distinct secretmem files of all holders */
 	unsigned long long mapped, resident; /* sums over the holders */
 	unsigned fds;

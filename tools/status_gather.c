@@ -23,9 +23,12 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +78,7 @@ struct scan {
 	int dev_known;
 	dev_t dev;                   /* device of secretmem files */
 	size_t cap, heap_cap;        /* allocated r->holders, r->heap_only */
+	size_t unprot_cap;           /* allocated r->unprot */
 	struct file_set all;         /* the files of all holders */
 };
 
@@ -111,12 +115,16 @@ static int scan_maps(struct scan *sc, pid_t pid, struct status_holder *h, struct
 			name[strcspn(name, "\n")] = '\0';
 			const char *base = strrchr(name, '/');
 			base = base ? base + 1 : name;
-			if (strncmp(base, "libsecretmem-preload.so", 23) == 0)
+			if (strncmp(base, "libsecretmem-preload.so", 23) == 0) {
 				h->lib = STATUS_LIB_PRELOAD;
-			else if (strncmp(base, "libsecretmem-heap.so", 20) == 0)
+				h->mods |= STATUS_MOD_PRELOAD;
+			} else if (strncmp(base, "libsecretmem-heap.so", 20) == 0) {
 				h->lib = STATUS_LIB_HEAP;
-			else if (strcmp(name, "/memfd:" SM_HEAP_STATS_NAME " (deleted)") == 0 && !h->heap_page)
+				h->mods |= STATUS_MOD_HEAP;
+			} else if (strcmp(name, "/memfd:" SM_HEAP_STATS_NAME " (deleted)") == 0 && !h->heap_page)
 				h->heap_page = start;
+			else if (strcmp(name, "/memfd:" SM_PRELOAD_STATS_NAME " (deleted)") == 0 && !h->preload_page)
+				h->preload_page = start;
 			else if (strncmp(base, "libsecretmem.so", 15) == 0 && h->lib == STATUS_LIB_NONE)
 				h->lib = STATUS_LIB_SHARED;
 			in = is_secretmem_path(name) &&
@@ -299,6 +307,145 @@ static void read_identity(pid_t pid, struct status_holder *h)
 	}
 }
 
+/* ---- what is outside a module ------------------------------------------ */
+
+/* size bytes at addr of pid into buf, checked against magic: 0 or -errno. */
+static int read_page(pid_t pid, unsigned long addr, void *buf, size_t size, uint64_t magic)
+{
+	char mem[64];
+	uint64_t m;
+
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+	int fd = open(mem, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t got = pread(fd, buf, size, (off_t)addr);
+	int err = got < 0 ? errno : 0;
+	close(fd);
+	memcpy(&m, buf, sizeof(m));
+	if (got != (ssize_t)size || m != magic)
+		return err ? -err : -EIO;
+	return 0;
+}
+
+/* Append "; "-separated text to h->unprotected. */
+static void why(struct status_holder *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why(struct status_holder *h, const char *fmt, ...)
+{
+	size_t used = strlen(h->unprotected);
+	va_list ap;
+
+	if (used && used + 2 < sizeof(h->unprotected)) {
+		memcpy(h->unprotected + used, "; ", 3);
+		used += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(h->unprotected + used, sizeof(h->unprotected) - used, fmt, ap);
+	va_end(ap);
+}
+
+/* AT_SECURE and AT_BASE of pid's auxiliary vector: 0, or -errno. */
+static int read_auxv(pid_t pid, unsigned long *secure, unsigned long *interp)
+{
+	char path[64];
+	unsigned long v[128];
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, v, sizeof(v));
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	*secure = *interp = 0;
+	for (size_t i = 0; i + 1 < (size_t)n / sizeof(v[0]) && v[i] != AT_NULL; i += 2) {
+		if (v[i] == AT_SECURE)
+			*secure = v[i + 1];
+		else if (v[i] == AT_BASE)
+			*interp = v[i + 1];
+	}
+	return 0;
+}
+
+/* 1 if the LD_PRELOAD list names a file called name. */
+static int list_names(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = list; *p;) {
+		size_t l = strcspn(p, ": \t");
+		const char *base = p + l;
+
+		while (base > p && base[-1] != '/')
+			base--;
+		if ((size_t)(p + l - base) == len && memcmp(base, name, len) == 0)
+			return 1;
+		p += l;
+		while (*p == ':' || *p == ' ' || *p == '\t')
+			p++;
+	}
+	return 0;
+}
+
+/* A module the initial environment asks for (LD_PRELOAD) and that is not
+ * mapped: the dynamic linker did not load it. */
+static void requested(pid_t pid, struct status_holder *h)
+{
+	static const struct {
+		const char *name;
+		unsigned mod;
+	} mods[] = { { "libsecretmem-heap.so", STATUS_MOD_HEAP }, { "libsecretmem-preload.so", STATUS_MOD_PRELOAD } };
+	static char env[65536];
+	char path[64];
+	const char *pre = NULL;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	n = cli_read_file(path, env, sizeof(env));
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1)
+		if (strncmp(env + i, "LD_PRELOAD=", 11) == 0)
+			pre = env + i + 11;
+	if (!pre)
+		return;
+	for (size_t k = 0; k < sizeof(mods) / sizeof(mods[0]); k++) {
+		unsigned long secure = 0, interp = 0;
+
+		if (!list_names(pre, mods[k].name) || (h->mods & mods[k].mod))
+			continue;
+		if (read_auxv(pid, &secure, &interp) != 0)
+			why(h, "%s requested, not loaded", mods[k].name);
+		else
+			why(h, "%s requested, not loaded (%s)", mods[k].name,
+			    secure ? "set-ID" : !interp ? "statically linked" : "the dynamic linker could not load it");
+	}
+}
+
+/* Why pid is (partly) outside a module, into h->unprotected. */
+static void unprotected(pid_t pid, struct status_holder *h)
+{
+	if (h->heap_page && !h->heap_read && h->heap.state == SM_HEAP_INACTIVE)
+		why(h, "heap module inactive: %.*s", (int)sizeof(h->heap.reason), h->heap.reason);
+	if (h->preload_page)
+		h->preload_read = read_page(pid, h->preload_page, &h->preload, sizeof(h->preload),
+					    SM_PRELOAD_STATS_MAGIC);
+	if (h->preload_page && !h->preload_read) {
+		const struct sm_preload_stats *p = &h->preload;
+		if (p->state == SM_PRELOAD_INACTIVE)
+			why(h, "preload module inactive: %.*s", (int)sizeof(p->reason), p->reason);
+		if (p->unreached) {
+			char names[4 * sizeof(p->unreached_name[0])] = "";
+			size_t used = 0;
+			for (uint64_t i = 0; i < p->unreached && i < SM_PRELOAD_UNREACHED_MAX; i++)
+				used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%.*s", i ? ", " : "",
+							 (int)sizeof(p->unreached_name[i]), p->unreached_name[i]);
+			why(h, "OpenSSL out of the preload module's reach in %s%s (heap mode covers it)", names,
+			    p->unreached > SM_PRELOAD_UNREACHED_MAX ? " and more" : "");
+		}
+	}
+	requested(pid, h);
+}
+
 static int scan_process(struct scan *sc, pid_t pid)
 {
 	struct status_report *r = sc->r;
@@ -320,21 +467,27 @@ static int scan_process(struct scan *sc, pid_t pid)
 			r->uninspected_pid[r->uninspected] = pid;
 		r->uninspected++;
 	}
-	if (h.heap_page) {
-		/* the module's figures: a read of its page through /proc/PID/mem */
-		char mem[64];
-		snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
-		int fd = open(mem, O_RDONLY | O_CLOEXEC);
-		h.heap_read = fd < 0 ? -errno : 0;
-		if (fd >= 0) {
-			ssize_t got = pread(fd, &h.heap, sizeof(h.heap), (off_t)h.heap_page);
-			if (got != (ssize_t)sizeof(h.heap) || h.heap.magic != SM_HEAP_STATS_MAGIC)
-				h.heap_read = got < 0 ? -errno : -EIO;
-			close(fd);
+	/* the module's figures: a read of its page through /proc/PID/mem */
+	if (h.heap_page)
+		h.heap_read = read_page(pid, h.heap_page, &h.heap, sizeof(h.heap), SM_HEAP_STATS_MAGIC);
+	if (rm == 0)
+		unprotected(pid, &h);
+	if (h.unprotected[0] || h.heap_page || h.mappings || h.fds)
+		read_identity(pid, &h);
+	if (h.unprotected[0]) {
+		if (r->unprot_n == sc->unprot_cap) {
+			size_t cap = sc->unprot_cap ? sc->unprot_cap * 2 : 8;
+			struct status_holder *v = realloc(r->unprot, cap * sizeof(*v));
+			if (!v) {
+				free(files.v);
+				return -ENOMEM;
+			}
+			r->unprot = v;
+			sc->unprot_cap = cap;
 		}
+		r->unprot[r->unprot_n++] = h;
 	}
 	if (h.heap_page && !h.mappings && !h.fds) {
-		read_identity(pid, &h);
 		if (r->heap_n == sc->heap_cap) {
 			size_t cap = sc->heap_cap ? sc->heap_cap * 2 : 8;
 			struct status_holder *v = realloc(r->heap_only, cap * sizeof(*v));
@@ -352,7 +505,6 @@ static int scan_process(struct scan *sc, pid_t pid)
 		for (size_t i = 0; i < files.n; i++)
 			if (set_add(&sc->all, files.v[i].dev, files.v[i].ino) < 0)
 				break;
-		read_identity(pid, &h);
 		if (r->n == sc->cap) {
 			size_t cap = sc->cap ? sc->cap * 2 : 16;
 			struct status_holder *v = realloc(r->holders, cap * sizeof(*v));
@@ -402,6 +554,8 @@ static int scan_all(struct scan *sc)
 		qsort(r->holders, r->n, sizeof(*r->holders), pid_cmp);
 	if (r->heap_n)
 		qsort(r->heap_only, r->heap_n, sizeof(*r->heap_only), pid_cmp);
+	if (r->unprot_n)
+		qsort(r->unprot, r->unprot_n, sizeof(*r->unprot), pid_cmp);
 	return 0;
 }
 
@@ -514,6 +668,7 @@ void status_free(struct status_report *r)
 {
 	free(r->holders);
 	free(r->heap_only);
-	r->holders = r->heap_only = NULL;
-	r->n = r->heap_n = 0;
+	free(r->unprot);
+	r->holders = r->heap_only = r->unprot = NULL;
+	r->n = r->heap_n = r->unprot_n = 0;
 }

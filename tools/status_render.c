@@ -82,6 +82,8 @@ static const char *heap_text(const struct status_holder *h, char *buf, size_t si
 	if (h->heap_read)
 		snprintf(buf, size, "figures unreadable (%s: root, or ptrace access to the process, reads them)",
 			 cli_strerror(-h->heap_read));
+	else if (s->state == SM_HEAP_INACTIVE)
+		snprintf(buf, size, "inactive (%.*s): every block in ordinary memory", (int)sizeof(s->reason), s->reason);
 	else if (s->state == SM_HEAP_STOOD_DOWN)
 		snprintf(buf, size, "stood down (the OpenSSL preload module is loaded too): every block in ordinary "
 			 "memory, %llu bytes in %llu blocks", (unsigned long long)s->plain_bytes,
@@ -109,7 +111,11 @@ static void json_heap(struct json *j, const struct status_holder *h)
 	json_object_begin(j, "heap");
 	json_bool(j, "readable", h->heap_read == 0);
 	if (h->heap_read == 0) {
-		json_string(j, "state", s->state == SM_HEAP_STOOD_DOWN ? "stood down" : "active");
+		char reason[sizeof(s->reason) + 1];
+		snprintf(reason, sizeof(reason), "%.*s", (int)sizeof(s->reason), s->reason);
+		json_string(j, "state", s->state == SM_HEAP_STOOD_DOWN ? "stood down" :
+					s->state == SM_HEAP_INACTIVE ? "inactive" : "active");
+		json_string(j, "reason", s->state == SM_HEAP_INACTIVE ? reason : NULL);
 		json_uint(j, "secret_bytes", s->secret_bytes);
 		json_uint(j, "fallback_bytes", s->fallback_bytes);
 		json_uint(j, "plain_bytes", s->plain_bytes);
@@ -205,6 +211,8 @@ void status_render_text(const struct status_report *r, FILE *out)
 			if (p->fds)
 				fprintf(out, "         holds %u secretmem fd%s: pidfd_getfd can take %s\n",
 					p->fds, plural(p->fds, "", "s"), plural(p->fds, "it", "them"));
+			if (p->unprotected[0])
+				fprintf(out, "         unprotected: %s\n", printable(p->unprotected, buf, sizeof(buf)));
 		}
 	} else {
 		fprintf(out, "no process holds secret memory\n");
@@ -213,6 +221,12 @@ void status_render_text(const struct status_report *r, FILE *out)
 		const struct status_holder *p = &r->heap_only[i];
 		fprintf(out, "heap mode without secret memory: %d %s (%s): %s\n", (int)p->pid,
 			printable(p->comm, buf, sizeof(buf)), p->user, heap_text(p, mode, sizeof(mode)));
+	}
+	for (size_t i = 0; i < r->unprot_n; i++) {
+		const struct status_holder *p = &r->unprot[i];
+		char why[sizeof(p->unprotected) * 4 + 1];
+		fprintf(out, "unprotected: %d %s (%s): %s\n", (int)p->pid, printable(p->comm, buf, sizeof(buf)),
+			p->user, printable(p->unprotected, why, sizeof(why)));
 	}
 	fprintf(out, "total: %zu process%s, %llu bytes mapped, %llu bytes resident, "
 		"%zu secretmem file%s\n", r->n, plural(r->n, "", "es"), r->mapped, r->resident,
@@ -267,6 +281,19 @@ void status_render_json(const struct status_report *r, FILE *out)
 		json_string(&j, "environment", p->env_readable ? p->lib_env : NULL);
 		json_object_end(&j);
 		json_heap(&j, p);
+		json_string(&j, "unprotected", p->unprotected[0] ? p->unprotected : NULL);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_array_begin(&j, "unprotected");
+	for (size_t i = 0; i < r->unprot_n; i++) {
+		const struct status_holder *p = &r->unprot[i];
+		json_object_begin(&j, NULL);
+		json_int(&j, "pid", p->pid);
+		json_string(&j, "command", p->comm);
+		json_string(&j, "cmdline", p->cmdline);
+		json_string(&j, "user", p->user);
+		json_string(&j, "reason", p->unprotected);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -361,6 +388,9 @@ void status_render_prometheus(const struct status_report *r, FILE *out)
 	prom_metric(out, "secretmem_hibernation_blocked",
 		    "1 if secret memory keeps this machine from hibernating.",
 		    r->hib != CLI_HIBERNATION_UNSUPPORTED && r->n > 0);
+	prom_metric(out, "secretmem_unprotected_processes",
+		    "Processes outside a module they asked for, in part or whole (another allocator, an "
+		    "OpenSSL out of reach, a module not loaded).", r->unprot_n);
 	prom_metric(out, "secretmem_uninspected_processes",
 		    "Processes whose memory could not be inspected.", r->uninspected);
 	prom_metric(out, "secretmem_scan_complete",

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * hp.h - what the files of libsecretmem-heap.so share (heap.c is the
+ * allocator; see its opening comment):
+ *   winner.c    which malloc the process binds: when another allocator
+ *               holds it, the module hands every call to that allocator
+ *   deepbind.c  dlopen(): a library opened with RTLD_DEEPBIND gets the
+ *               module's malloc too
+ */
+#ifndef SECRETMEM_HP_H
+#define SECRETMEM_HP_H
+
+#include <stddef.h>
+
+/* Write "secretmem-heap: warning: <msg>\n" to stderr with one write(2). */
+void hp_say(const char *msg);
+
+/* 1 when the module is active: it serves the process's malloc. */
+int hp_serving(void);
+
+/* ---- winner.c ------------------------------------------------------------- */
+
+/* 1 when LD_PRELOAD or /etc/ld.so.preload names libsecretmem-heap.so: the
+ * module was asked for, not dlopen()ed by someone. */
+int hp_requested(void);
+
+enum hp_win {
+	HP_WIN_US = 0,    /* the module's malloc is the process's, glibc's is next */
+	HP_WIN_OTHER = 1, /* another allocator: every call goes to it            */
+	HP_WIN_TWIN = 2,  /* another copy of this module wins: say nothing       */
+};
+
+/*
+ * Which malloc the process binds, at start-up.  HP_WIN_OTHER fills reason (one line, for the warning and the figures
+ * page) and sets up hp_other_*: the other allocator's own functions.  Call
+ * only while re-entry is routed to the early arena (dlsym may allocate).
+ */
+int hp_winner_check(char *reason, size_t len);
+
+/* The other allocator's functions (after HP_WIN_OTHER).  align: a power of
+ * two; zero: clear the block.  NULL with errno ENOMEM when it has no
+ * function for the request. */
+void *hp_other_alloc(size_t align, size_t size, int zero);
+void hp_other_free(void *p);
+void *hp_other_realloc(void *p, size_t size);
+/* Its malloc_usable_size, or 0 when it has none. */
+size_t hp_other_usable(void *p);
+
+#endif
