@@ -13,7 +13,7 @@
 #include <string.h>
 #include "slabint.h"
 
-#define META_BLOCK ((size_t)64 << 10)
+#define META_BLOCK ((size_t)256 << 10)
 #define META_MIN_SHIFT 6 /* 64 bytes */
 #define META_NPOOLS 12   /* up to 128 KiB */
 
