@@ -279,7 +279,7 @@ SM_API void *secretmem_malloc(size_t size)
 	struct tcache *tc = sm_tls_tc;
 
 	if (SM_UNLIKELY(!tc || size > SM_SMALL_MAX ||
-			!atomic_load_explicit(&sm_gate->open, memory_order_relaxed)))
+			!atomic_load_explicit(&sm_gate_get()->open, memory_order_relaxed)))
 		return malloc_slow(size);
 	struct tbin *b = &tc->bins[sm_size_class(size)];
 	if (SM_UNLIKELY(!b->count))

@@ -25,6 +25,7 @@
 #define SECRETMEM_INTERNAL_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include "secretmem.h"
 
@@ -313,7 +314,13 @@ void sm_alloc_fork_reinit(void);
 struct sm_gate {
 	_Atomic int open, setup;
 };
-extern struct sm_gate *sm_gate;
+/* Published once (release) when the page exists; read with acquire (a
+ * plain load on x86-64). */
+extern struct sm_gate *_Atomic sm_gate;
+static inline struct sm_gate *sm_gate_get(void)
+{
+	return atomic_load_explicit(&sm_gate, memory_order_acquire);
+}
 /* At the allocator's start-up: the gate's page. */
 void sm_gate_init(void);
 /* The count of fallback regions changed (region list lock held), or setup. */

@@ -29,7 +29,7 @@
 
 /* The gate until the page exists (and where MADV_WIPEONFORK is missing). */
 static struct sm_gate gate_static = { 1, 1 };
-struct sm_gate *sm_gate = &gate_static;
+struct sm_gate *_Atomic sm_gate = &gate_static;
 static struct sm_gate *gate_page;
 
 /* In fork(): between the prepare handler and the parent's or child's
@@ -50,16 +50,16 @@ void sm_gate_init(void)
 	gate_page = p;
 	region_fork_lock(); /* the count of fallback regions holds still */
 	atomic_store(&gate_page->setup, 1);
-	sm_gate = gate_page;
+	atomic_store_explicit(&sm_gate, gate_page, memory_order_release);
 	sm_gate_update();
 	region_fork_unlock();
 }
 
 void sm_gate_update(void)
 {
-	int open = atomic_load(&sm_gate->setup) && !atomic_load(&sm_fallback_regions);
+	int open = atomic_load(&sm_gate_get()->setup) && !atomic_load(&sm_fallback_regions);
 
-	atomic_store_explicit(&sm_gate->open, open, memory_order_relaxed);
+	atomic_store_explicit(&sm_gate_get()->open, open, memory_order_relaxed);
 }
 
 void sm_gate_fork_begin(void)
@@ -71,13 +71,13 @@ void sm_gate_fork_begin(void)
 void sm_gate_fork_end(void)
 {
 	atomic_store(&in_fork, 0);
-	atomic_store(&sm_gate->setup, 1);
+	atomic_store(&sm_gate_get()->setup, 1);
 	sm_gate_update();
 }
 
 int sm_gate_raw_child(void)
 {
-	if (SM_LIKELY(atomic_load_explicit(&sm_gate->setup, memory_order_relaxed)))
+	if (SM_LIKELY(atomic_load_explicit(&sm_gate_get()->setup, memory_order_relaxed)))
 		return 0;
 	/* fork()'s own child before the library's handler ran (another
 	 * atfork child handler allocating): not a raw child */
@@ -91,7 +91,7 @@ void sm_gate_check(void)
 	if (SM_UNLIKELY(sm_gate_raw_child())) {
 		sm_fork_raw_child_reset();
 		atomic_store(&in_fork, 0);
-		atomic_store(&sm_gate->setup, 1);
+		atomic_store(&sm_gate_get()->setup, 1);
 		sm_gate_update();
 	}
 }
