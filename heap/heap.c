@@ -327,20 +327,7 @@ static void thread_exit(void *arg)
  * /etc/ld.so.preload, the two ways a module gets in before main(). */
 static int other_module(void)
 {
-	const char *v = getenv("LD_PRELOAD");
-	char buf[4096];
-
-	if (v && strstr(v, "libsecretmem-preload.so"))
-		return 1;
-	long fd = syscall(SYS_openat, AT_FDCWD, "/etc/ld.so.preload", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	long n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	syscall(SYS_close, fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strstr(buf, "libsecretmem-preload.so") != NULL;
+	return hp_preloads("libsecretmem-preload.so");
 }
 
 static void init(void)

@@ -24,6 +24,9 @@ int hp_serving(void);
 /* 1 when LD_PRELOAD or /etc/ld.so.preload names libsecretmem-heap.so: the
  * module was asked for, not dlopen()ed by someone. */
 int hp_requested(void);
+/* 1 if LD_PRELOAD or /etc/ld.so.preload (the two ways a module gets in
+ * before main()) names a file called name. */
+int hp_preloads(const char *name);
 
 enum hp_win {
 	HP_WIN_US = 0,    /* the module's malloc is the process's, glibc's is next */

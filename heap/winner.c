@@ -58,10 +58,11 @@ static struct {
 	size_t (*usable)(void *);
 } other;
 
-/* 1 if the list (entries separated by ':' or white space) names the module. */
-static int names_module(const char *list)
+/* 1 if the list (entries separated by ':' or white space) names the file
+ * name (as its last path component). */
+static int names_file(const char *list, const char *name)
 {
-	size_t mlen = strlen(MODULE_NAME);
+	size_t mlen = strlen(name);
 
 	for (const char *p = list; *p;) {
 		size_t l = strcspn(p, ": \t\n");
@@ -69,7 +70,7 @@ static int names_module(const char *list)
 
 		while (base > p && base[-1] != '/')
 			base--;
-		if ((size_t)(p + l - base) == mlen && memcmp(base, MODULE_NAME, mlen) == 0)
+		if ((size_t)(p + l - base) == mlen && memcmp(base, name, mlen) == 0)
 			return 1;
 		p += l;
 		while (*p == ':' || *p == ' ' || *p == '\t' || *p == '\n')
@@ -78,12 +79,12 @@ static int names_module(const char *list)
 	return 0;
 }
 
-int hp_requested(void)
+int hp_preloads(const char *name)
 {
 	const char *v = getenv("LD_PRELOAD");
 	char buf[4096];
 
-	if (v && names_module(v))
+	if (v && names_file(v, name))
 		return 1;
 	long fd = syscall(SYS_openat, AT_FDCWD, "/etc/ld.so.preload", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -93,7 +94,12 @@ int hp_requested(void)
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
-	return names_module(buf);
+	return names_file(buf, name);
+}
+
+int hp_requested(void)
+{
+	return hp_preloads(MODULE_NAME);
 }
 
 /* The walk of the objects in lookup order: the first other one that
