@@ -88,10 +88,8 @@ int sm_gate_raw_child(void)
 
 void sm_gate_check(void)
 {
-	if (SM_UNLIKELY(sm_gate_raw_child())) {
+	/* the reset ends in the child handler, which sets the gate again
+	 * (sm_gate_fork_end) */
+	if (SM_UNLIKELY(sm_gate_raw_child()))
 		sm_fork_raw_child_reset();
-		atomic_store(&in_fork, 0);
-		atomic_store(&sm_gate_get()->setup, 1);
-		sm_gate_update();
-	}
 }
