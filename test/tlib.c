@@ -381,6 +381,56 @@ int tl_maps_count(void)
 	return n;
 }
 
+/* Mappings of secret memory: lines of /proc/self/maps backed by a
+ * memfd_secret file, and the anonymous inaccessible lines that touch one
+ * of them (the guard pages at a region's ends).  Unlike tl_maps_count it
+ * does not move when a runtime beside the library (a sanitizer's) maps
+ * memory of its own. */
+int tl_maps_count_secret(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	struct ml {
+		unsigned long lo, hi;
+		char kind; /* 's' secret, 'n' anonymous ---p, 0 other */
+	} *v = NULL;
+	size_t n = 0, cap = 0;
+	char buf[4096];
+	int count = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(buf, sizeof(buf), f)) {
+		unsigned long lo, hi, off, ino;
+		char perms[8], dev[16];
+		int end = 0;
+
+		if (sscanf(buf, "%lx-%lx %7s %lx %15s %lu %n", &lo, &hi, perms, &off, dev, &ino, &end) < 6)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			struct ml *w = realloc(v, cap * sizeof(*v));
+			if (!w) {
+				free(v);
+				fclose(f);
+				return -ENOMEM;
+			}
+			v = w;
+		}
+		v[n].lo = lo;
+		v[n].hi = hi;
+		v[n].kind = strstr(buf + end, "/secretmem") ? 's' : (ino == 0 && strcmp(perms, "---p") == 0) ? 'n' : 0;
+		n++;
+	}
+	fclose(f);
+	for (size_t i = 0; i < n; i++)
+		if (v[i].kind == 's' ||
+		    (v[i].kind == 'n' && ((i > 0 && v[i - 1].kind == 's' && v[i - 1].hi == v[i].lo) ||
+					  (i + 1 < n && v[i + 1].kind == 's' && v[i + 1].lo == v[i].hi))))
+			count++;
+	free(v);
+	return count;
+}
+
 /* Find the mapping containing addr in a maps-format file; on success the
  * stream is left just after its line. */
 static int find_mapping(FILE *f, uintptr_t a, char *line, size_t len)

@@ -126,6 +126,8 @@ void tl_signal_default(int sig);
 
 /* Lines of /proc/self/maps (the number of mappings); -errno on error. */
 int tl_maps_count(void);
+/* The lines of it that are secret memory and the guard pages touching them. */
+int tl_maps_count_secret(void);
 /* The /proc/self/maps line of the mapping containing addr, without the
  * newline; 0, or -ENOENT when addr is not mapped. */
 int tl_maps_line(const void *addr, char *line, size_t len);
