@@ -342,6 +342,7 @@ static void init(void)
 		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 		return;
 	}
+	sm_os_direct = 1; /* the library's memory calls skip mmcalls.c's */
 	stats_page();
 	stats->magic = SM_HEAP_STATS_MAGIC;
 	stats->size = sizeof(*stats);
@@ -820,6 +821,21 @@ __attribute__((destructor)) static void heap_report(void)
 }
 
 extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+
+void hp_start(void)
+{
+	if (!t_busy && !__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+		enter_slow();
+}
+
+void hp_adopt_figures(void)
+{
+	size_t ranges, bytes;
+
+	sm_adopt_totals(&ranges, &bytes);
+	st_set(&stats->adopted_ranges, ranges);
+	st_set(&stats->adopted_bytes, bytes);
+}
 
 int hp_serving(void)
 {
