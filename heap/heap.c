@@ -263,13 +263,24 @@ static void *plain_alloc(size_t align, size_t size, int zero)
 	return p;
 }
 
+/* Pages of a glibc block that the program locked (mmcalls.c) are ordinary
+ * memory again before glibc takes the block back: glibc unmaps, moves and
+ * trims its memory with calls the module does not see. */
+static void plain_release(void *p)
+{
+	if (SM_UNLIKELY(sm_adopt_count))
+		sm_adopt_release(p, plain_usable(p));
+}
+
 static void plain_free(void *p)
 {
 	plain_count(p, -1);
-	if (SM_UNLIKELY(stood_down == SD_OTHER))
+	if (SM_UNLIKELY(stood_down == SD_OTHER)) {
 		hp_other_free(p);
-	else
+	} else {
+		plain_release(p);
 		__libc_free(p);
+	}
 }
 
 /* ---- start-up -------------------------------------------------------------- */
@@ -614,6 +625,8 @@ static void *realloc_any(void *p, size_t size)
 				return n;
 			}
 		}
+		if (stood_down != SD_OTHER)
+			plain_release(p);
 		void *n = stood_down == SD_OTHER ? hp_other_realloc(p, size) : __libc_realloc(p, size);
 		if (n && stood_down != SD_OTHER) {
 			st_add(&stats->plain_bytes, (int64_t)plain_usable(n) - (int64_t)before);
