@@ -268,8 +268,10 @@ static void *plain_alloc(size_t align, size_t size, int zero)
  * trims its memory with calls the module does not see. */
 static void plain_release(void *p)
 {
-	if (SM_UNLIKELY(sm_adopt_count))
+	if (SM_UNLIKELY(sm_adopt_count)) {
 		sm_adopt_release(p, plain_usable(p));
+		hp_adopt_figures();
+	}
 }
 
 static void plain_free(void *p)
@@ -808,6 +810,18 @@ HP_EXPORT struct mallinfo mallinfo(void)
 	return mi;
 }
 
+/* One line of the report per range the program locked (mmcalls.c). */
+static void report_adopted(const void *addr, size_t len, const char *by, void *arg)
+{
+	char line[200];
+	int n = snprintf(line, sizeof(line), "secretmem-heap: report: pid %d, adopted %p-%p (%zu bytes), locked by %s\n",
+			 (int)getpid(), addr, (const void *)((const char *)addr + len), len, by);
+
+	(void)arg;
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
+}
+
 /* SECRETMEM_REPORT=1 (secretmem exec --report): the figures at exit(). */
 __attribute__((destructor)) static void heap_report(void)
 {
@@ -818,19 +832,24 @@ __attribute__((destructor)) static void heap_report(void)
 
 	if (!r || strcmp(r, "1") != 0 || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || stood_down == SD_TWIN)
 		return;
+	if (!stood_down)
+		hp_adopt_figures(); /* fork's clean-up of stale records is not counted as it happens */
 	if (stood_down == SD_OTHER)
 		n = snprintf(line, sizeof(line), "secretmem-heap: report: pid %d, inactive (%s): every block in "
 			     "ordinary memory\n", (int)getpid(), stats->reason);
 	else
 		n = snprintf(line, sizeof(line),
 			 "secretmem-heap: report: pid %d, %s: secret %llu bytes, locked fallback %llu bytes, plain %llu "
-			 "bytes in %llu blocks, early %llu bytes\n",
+			 "bytes in %llu blocks, early %llu bytes, adopted %llu bytes in %llu ranges\n",
 			 (int)getpid(), stood_down ? "stood down" : "active",
 			 (unsigned long long)stats->secret_bytes, (unsigned long long)stats->fallback_bytes,
 			 (unsigned long long)stats->plain_bytes, (unsigned long long)stats->plain_blocks,
-			 (unsigned long long)stats->early_bytes);
+			 (unsigned long long)stats->early_bytes, (unsigned long long)stats->adopted_bytes,
+			 (unsigned long long)stats->adopted_ranges);
 	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
 		return;
+	if (!stood_down)
+		sm_adopt_each(report_adopted, NULL);
 }
 
 extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));

@@ -335,11 +335,20 @@ static void calls_both(size_t memlock, const char *who)
 
 	int st = hr_run_user(self, "calls", 0, NULL, memlock, plain, sizeof(plain));
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s, plain: %s\n%s", who, tl_status_str(st), plain);
-	st = hr_run_user(self, "calls", 1, NULL, memlock, heap, sizeof(heap));
+	static const char *const report[] = { "SECRETMEM_REPORT=1", NULL };
+	st = hr_run_user(self, "calls", 1, report, memlock, heap, sizeof(heap));
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s, heap mode: %s\n%s", who, tl_status_str(st), heap);
 	snprintf(what, sizeof(what), "%s, plain", who);
 	split(plain, rp, sizeof(rp), "no", what);
 	snprintf(what, sizeof(what), "%s, heap mode", who);
+	/* --report: a line per range still adopted at exit, and who locked it */
+	TL_CHECK(strstr(heap, ", adopted ") && strstr(heap, "bytes), locked by "),
+		 "%s: the report does not list the adopted ranges:\n%s", what, heap);
+	char *cut;
+	while ((cut = strstr(heap, "secretmem-heap: report: ")) != NULL) { /* not the program's */
+		char *end = strchr(cut, '\n');
+		memmove(cut, end ? end + 1 : cut + strlen(cut), strlen(end ? end + 1 : cut + strlen(cut)) + 1);
+	}
 	split(heap, rh, sizeof(rh), "yes", what);
 	if (strcmp(rp, rh) != 0) {
 		printf("plain:\n%s\nheap mode:\n%s", rp, rh);
@@ -425,8 +434,21 @@ static int scan_run(int heap, struct sm_heap_stats *st)
 	printf("%s: %d copies of the key outside the stack, %d on the stack\n", heap ? "heap mode" : "control", hits,
 	       stack);
 	memset(st, 0, sizeof(*st));
-	if (heap)
+	if (heap) {
 		TL_CHECK(hr_stats(pid, st) == 0, "no heap figures page");
+		/* secretmem status says it, beside the heap's bytes */
+		char cmd[PATH_MAX + 64], line[4096], want[64];
+		int seen = 0;
+		snprintf(cmd, sizeof(cmd), "%s status", tl_build_path("secretmem"));
+		snprintf(want, sizeof(want), "adopted %d bytes in 3 ranges", (14 + 16 + 16) * 4096);
+		FILE *f = popen(cmd, "r");
+		TL_CHECK(f, "popen");
+		while (fgets(line, sizeof(line), f))
+			seen += strstr(line, want) != NULL;
+		pclose(f);
+		TL_CHECK(seen == 1, "secretmem status does not say \"%s\"", want);
+		printf("secretmem status: \"%s\"\n", want);
+	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	close(kp[0]);
