@@ -67,7 +67,7 @@ static const char *caller(const void *ra)
 
 /* ---- state ---------------------------------------------------------------------- */
 
-static int warned;
+static int warned, warned_exec;
 
 /* Whether locked memory is made secret now. */
 static int adopting(void)
@@ -170,6 +170,21 @@ HP_EXPORT int munmap(void *addr, size_t len)
 
 HP_EXPORT int mprotect(void *addr, size_t len, int prot)
 {
+	size_t ps = os_page_size();
+
+	if ((prot & PROT_EXEC) && sm_adopt_count && len <= SIZE_MAX - ps) {
+		/* secret memory cannot be executed (the kernel says EACCES):
+		 * what the program makes executable goes back to ordinary
+		 * memory, and it is said once */
+		size_t before, after, n;
+		sm_adopt_totals(&n, &before);
+		sm_adopt_release(addr, (len + ps - 1) & ~(ps - 1));
+		sm_adopt_totals(&n, &after);
+		if (after != before && !__atomic_exchange_n(&warned_exec, 1, __ATOMIC_RELAXED))
+			hp_say("locked memory the program made executable went back to ordinary memory (secret "
+			       "memory cannot be executed)");
+		hp_adopt_figures();
+	}
 	int rc = os_pass_mprotect(addr, len, prot);
 
 	if (!rc && sm_adopt_count)

@@ -141,9 +141,18 @@ static void rec_unlink(struct adopted *a)
 	atomic_store(&sm_adopt_count, rec_count);
 }
 
+/* The fork advice of a record, for rec_add. */
+#define FORK_WIPE 1
+#define FORK_DONT 2
+static int fork_bits(const struct adopted *a)
+{
+	return (a->reg.wipe ? FORK_WIPE : 0) | (a->reg.dontfork ? FORK_DONT : 0);
+}
+
 /* A record for [lo, lo+len), secret memory now; prot: each page's byte, or
- * NULL for PROT_READ|PROT_WRITE, locked, throughout.  0 or -ENOMEM. */
-static int rec_add(uintptr_t lo, size_t len, const unsigned char *prot, int wipe, const char *by)
+ * NULL for PROT_READ|PROT_WRITE, locked, throughout; fork: FORK_* bits.
+ * 0 or -ENOMEM. */
+static int rec_add(uintptr_t lo, size_t len, const unsigned char *prot, int fork, const char *by)
 {
 	struct adopted *a = rec_new();
 	size_t n = page_count(len);
@@ -166,7 +175,8 @@ static int rec_add(uintptr_t lo, size_t len, const unsigned char *prot, int wipe
 	a->reg.backend = SECRETMEM_BACKEND_SECRET;
 	a->reg.access = SECRETMEM_READWRITE;
 	a->reg.adopted = 1;
-	a->reg.wipe = wipe;
+	a->reg.wipe = (fork & FORK_WIPE) != 0;
+	a->reg.dontfork = (fork & FORK_DONT) != 0;
 	a->by = by;
 	rec_link(a);
 	return 0;
@@ -200,7 +210,7 @@ static int carve(uintptr_t lo, uintptr_t hi)
 		/* what is left below lo and above hi */
 		if (hi < ahi) {
 			size_t k = (hi - alo) / ps;
-			if (rec_add(hi, ahi - hi, a->reg.prot + k, a->reg.wipe, a->by))
+			if (rec_add(hi, ahi - hi, a->reg.prot + k, fork_bits(a), a->by))
 				rc = -ENOMEM;
 		}
 		if (alo < lo) {
@@ -547,7 +557,7 @@ static int is_hint(int advice)
 	switch (advice) {
 	case MADV_NORMAL: case MADV_RANDOM: case MADV_SEQUENTIAL: case MADV_WILLNEED:
 	case MADV_HUGEPAGE: case MADV_NOHUGEPAGE: case MADV_MERGEABLE: case MADV_UNMERGEABLE:
-	case MADV_DONTDUMP: case MADV_DODUMP: case MADV_DONTFORK: case MADV_DOFORK:
+	case MADV_DONTDUMP: case MADV_DODUMP:
 #ifdef MADV_COLD
 	case MADV_COLD: case MADV_PAGEOUT:
 #endif
@@ -579,11 +589,18 @@ static int zero_pages(uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
-static void set_wipe(uintptr_t lo, uintptr_t hi, int wipe)
+/* The fork advice of the records [lo, hi) touches (per record, not per
+ * page). */
+static void set_fork_advice(uintptr_t lo, uintptr_t hi, int advice)
 {
-	for (struct adopted *a = records; a && rec_lo(a) < hi; a = a->next)
-		if (rec_hi(a) > lo)
-			a->reg.wipe = wipe;
+	for (struct adopted *a = records; a && rec_lo(a) < hi; a = a->next) {
+		if (rec_hi(a) <= lo)
+			continue;
+		if (advice == MADV_WIPEONFORK || advice == MADV_KEEPONFORK)
+			a->reg.wipe = advice == MADV_WIPEONFORK;
+		else
+			a->reg.dontfork = advice == MADV_DONTFORK;
+	}
 }
 
 int sm_adopt_advise(void *addr, size_t len, int advice)
@@ -612,8 +629,9 @@ int sm_adopt_advise(void *addr, size_t len, int advice)
 			/* the kernel refuses both for locked memory */
 			rc = any_locked(v[i].lo, v[i].hi) ? -EINVAL : zero_pages(v[i].lo, v[i].hi);
 			break;
-		case MADV_WIPEONFORK: case MADV_KEEPONFORK:
-			set_wipe(v[i].lo, v[i].hi, advice == MADV_WIPEONFORK);
+		case MADV_WIPEONFORK: case MADV_KEEPONFORK: case MADV_DONTFORK: case MADV_DOFORK:
+			/* never to the kernel: its DOFORK would share the pages */
+			set_fork_advice(v[i].lo, v[i].hi, advice);
 			break;
 		default:
 			rc = os_pass_madvise((void *)v[i].lo, l, advice);
@@ -654,7 +672,7 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 		uintptr_t *out)
 {
 	size_t ps = os_page_size();
-	int page = a->reg.prot[(lo - rec_lo(a)) / ps], prot = PROT_OF(page), wipe = a->reg.wipe;
+	int page = a->reg.prot[(lo - rec_lo(a)) / ps], prot = PROT_OF(page), wipe = fork_bits(a);
 	const char *by = a->by;
 	uintptr_t dest;
 	void *tmp, *res;
@@ -768,7 +786,7 @@ int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *t
 		unsigned char small[INLINE_PAGES], *pv = small;
 		void *big = NULL;
 		size_t n = new_len / ps, big_len = (n + ps - 1) & ~(ps - 1);
-		int wipe = a->reg.wipe;
+		int wipe = fork_bits(a);
 		const char *by = a->by;
 		if (n > INLINE_PAGES) {
 			if (os_map_anon(big_len, &big)) {

@@ -126,8 +126,8 @@ static int is_secret(const struct region *r)
  */
 static size_t keep_of(const struct region *r)
 {
-	if (r->wipe)
-		return 0; /* MADV_WIPEONFORK (adopt.c): the child gets zeros */
+	if (r->wipe || r->dontfork)
+		return 0; /* MADV_WIPEONFORK / DONTFORK (adopt.c): zeros / nothing */
 	size_t k = sm_slab_fork_keep(r);
 
 	return k < r->faulted ? k : r->faulted;
@@ -478,6 +478,13 @@ static void fork_child(void)
 			continue;
 		}
 		size_t keep = keep_of(r);
+		if (r->dontfork) { /* an adopted range the program kept from children */
+			os_unmap(r->data, r->size);
+			r->dropped = 1;
+			r->faulted = 0;
+			off += r->size;
+			continue;
+		}
 		if (os_remap_fixed(copy_map + off, r->size, r->data) == 0 &&
 		    os_advise(r->data, r->size, MADV_DONTFORK) == 0 &&
 		    (r->access == SECRETMEM_READWRITE ||

@@ -274,6 +274,7 @@ struct region {
 	/* adopted ranges (adopt.c): a program's locked memory made secret */
 	int adopted;                /* 1: not the library's; its own totals     */
 	int wipe;                   /* MADV_WIPEONFORK: a child gets zeros      */
+	int dontfork;               /* MADV_DONTFORK: a child gets nothing      */
 	unsigned char *prot;        /* each page's PROT_* bits (NULL: all read-
 				       write); access is then READWRITE      */
 };
@@ -400,8 +401,10 @@ int sm_adopt_unlock(const void *addr, size_t len);
 void sm_adopt_unmapped(const void *addr, size_t len);
 void sm_adopt_protected(const void *addr, size_t len, int prot);
 /* madvise: on secret memory MADV_DONTNEED and MADV_FREE zero the pages,
- * MADV_WIPEONFORK / KEEPONFORK mark adopted ranges, hints the kernel
- * refuses for secret memory are ignored; the rest goes to the kernel. */
+ * MADV_WIPEONFORK / KEEPONFORK and MADV_DONTFORK / DOFORK mark adopted
+ * ranges (on the heap's own memory they change nothing: its fork policy
+ * stays), hints the kernel refuses for secret memory are ignored; the rest
+ * goes to the kernel. */
 int sm_adopt_advise(void *addr, size_t len, int advice);
 /* mremap: 1 when no adopted range is involved (the caller passes the call
  * on), else 0 with the new address in *out, or -errno. */

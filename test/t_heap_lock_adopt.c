@@ -288,6 +288,27 @@ static int calls(void)
 	printf("child reads the grown block: %d\n", WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	free(g);
 
+	/* made executable (secret memory cannot be: it goes back to ordinary
+	 * memory), kept from children */
+	unsigned char *x = anon(LEN, 0);
+	memset(x, 0x21, LEN);
+	printf("mlock: %s\n", rc(mlock(x, LEN)));
+	printf("mprotect exec: %s\n", rc(mprotect(x, PS, PROT_READ | PROT_EXEC)));
+	printf("executable page kept: %d, rest kept: %d\n", all(x, PS, 0x21), all(x + PS, LEN - PS, 0x21));
+	printf("madvise dontfork: %s\n", rc(madvise(x + PS, LEN - PS, MADV_DONTFORK)));
+	pid = fork();
+	if (pid == 0)
+		_exit(x[2 * PS] == 0x21 ? 0 : 3);
+	waitpid(pid, &st, 0);
+	printf("child of dontfork: %s\n", tl_status_str(st));
+	printf("madvise dofork: %s\n", rc(madvise(x + PS, LEN - PS, MADV_DOFORK)));
+	pid = fork();
+	if (pid == 0)
+		_exit(all(x + PS, LEN - PS, 0x21) ? 0 : 3);
+	waitpid(pid, &st, 0);
+	printf("child of dofork: %s\n", tl_status_str(st));
+	printf("munmap: %s\n", rc(munmap(x, LEN)));
+
 	/* locked memory unmapped by a raw system call, which no interposer
 	 * sees: the next fork must not trip over it */
 	unsigned char *u = anon(LEN, 0);
@@ -345,7 +366,7 @@ static void calls_both(size_t memlock, const char *who)
 	TL_CHECK(strstr(heap, ", adopted ") && strstr(heap, "bytes), locked by "),
 		 "%s: the report does not list the adopted ranges:\n%s", what, heap);
 	char *cut;
-	while ((cut = strstr(heap, "secretmem-heap: report: ")) != NULL) { /* not the program's */
+	while ((cut = strstr(heap, "secretmem-heap: ")) != NULL) { /* not the program's */
 		char *end = strchr(cut, '\n');
 		memmove(cut, end ? end + 1 : cut + strlen(cut), strlen(end ? end + 1 : cut + strlen(cut)) + 1);
 	}
