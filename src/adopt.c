@@ -521,15 +521,30 @@ static int any(void)
 	return atomic_load_explicit(&sm_adopt_count, memory_order_relaxed) != 0;
 }
 
+int sm_adopt_hold(void)
+{
+	if (!any())
+		return 0;
+	int cancel = sm_cancel_off();
+	region_fork_lock();
+	return cancel | 2;
+}
+
+void sm_adopt_unhold(int held)
+{
+	if (!held)
+		return;
+	region_fork_unlock();
+	sm_cancel_restore(held & 1);
+}
+
 void sm_adopt_unmapped(const void *addr, size_t len)
 {
 	uintptr_t lo, hi;
 
 	if (!any() || round_range(addr, len, &lo, &hi))
 		return;
-	region_fork_lock();
 	carve(lo, hi);
-	region_fork_unlock();
 }
 
 void sm_adopt_protected(const void *addr, size_t len, int prot)
@@ -539,7 +554,6 @@ void sm_adopt_protected(const void *addr, size_t len, int prot)
 
 	if (!any() || round_range(addr, len, &lo, &hi))
 		return;
-	region_fork_lock();
 	for (struct adopted *a = records; a && rec_lo(a) < hi; a = a->next) {
 		uintptr_t s = rec_lo(a) > lo ? rec_lo(a) : lo, e = rec_hi(a) < hi ? rec_hi(a) : hi;
 		for (uintptr_t p = s; p < e; p += ps) {
@@ -547,7 +561,6 @@ void sm_adopt_protected(const void *addr, size_t len, int prot)
 			*b = (unsigned char)((*b & PAGE_LOCKED) | PROT_OF(prot));
 		}
 	}
-	region_fork_unlock();
 }
 
 /* Advice that only tunes what the kernel does: ignored where the kernel
