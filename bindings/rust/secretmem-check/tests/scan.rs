@@ -23,6 +23,15 @@ fn random32() -> [u8; 32] {
     k
 }
 
+/// The key files' directory, removed however the test ends.
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        fs::remove_dir_all(&self.0).ok();
+    }
+}
+
 #[test]
 fn scan_secretbox_key_only_in_secret_memory() {
     if euid() != 0 && skip(STRICT, "needs root: the scan reads another process's memory") {
@@ -33,8 +42,9 @@ fn scan_secretbox_key_only_in_secret_memory() {
             return;
         }
     }
-    let dir = std::env::temp_dir().join(format!("secretmem-rust-scan-{}", std::process::id()));
-    fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir(std::env::temp_dir().join(format!("secretmem-rust-scan-{}", std::process::id())));
+    let dir = &tmp.0;
+    fs::create_dir_all(dir).unwrap();
     let (key, control) = (random32(), random32());
     let (kp, cp) = (dir.join("key"), dir.join("control"));
     fs::write(&kp, key).unwrap();
@@ -65,7 +75,6 @@ fn scan_secretbox_key_only_in_secret_memory() {
     let mut after = String::new();
     out.read_to_string(&mut after).unwrap();
     let status = child.wait().unwrap();
-    fs::remove_dir_all(&dir).ok();
 
     eprintln!(
         "scan of pid {}: {} readable mappings, {} bytes read, {} refused ({} named /secretmem); \
