@@ -36,6 +36,11 @@ pub use boxed::SecretBox;
 pub use region::{backend_of, Access, Protected, Region};
 pub use vec::{Secret, SecretVec};
 
+/// The examples of bindings/rust/README.md, compiled by `cargo test`.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// An `io::Error` from a `-errno` return value.
 pub(crate) fn neg_errno(rc: i64) -> io::Error {
     io::Error::from_raw_os_error((-rc) as i32)
