@@ -13,6 +13,7 @@ package secretmem
 import (
 	"errors"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"syscall"
@@ -202,5 +203,43 @@ func TestFinalizerIsASafetyNet(t *testing.T) {
 			t.Fatalf("finalizers did not free the secrets: %d live, %d before", st.LiveAllocations, before.LiveAllocations)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// codeLines: the code of each line (before a // comment), trimmed.
+func codeLines(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(strings.SplitN(l, "//", 2)[0]); l != "" {
+			out[l] = true
+		}
+	}
+	return out
+}
+
+// The Go example of the top README.md is made of lines of Example() in
+// example_test.go, which go test runs.
+func TestReadmeExample(t *testing.T) {
+	top, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skipf("../../README.md: %v (not in the source tree)", err)
+	}
+	m := regexp.MustCompile("(?s)\n## Go\n.*?```go\n(.*?)```").FindSubmatch(top)
+	if m == nil {
+		t.Fatal("no go example in README.md's Go section")
+	}
+	ex, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := codeLines(string(ex))
+	lines := codeLines(string(m[1]))
+	if len(lines) < 3 || len(lines) > 10 {
+		t.Fatalf("README.md's Go example has %d lines", len(lines))
+	}
+	for l := range lines {
+		if !ours[l] {
+			t.Errorf("README.md's Go example line %q is not in example_test.go", l)
+		}
 	}
 }
