@@ -77,10 +77,10 @@ static int run_echo(const char *cmd, const char *mark, int *marked, char *first,
  * What both need: not a sanitizer build, the tool runs, the library is
  * built; the absolute build directory into build and the output directory
  * into out (BUILD/<lang> when the build directory is writable, else a
- * temporary directory removed at exit).
+ * temporary directory removed at exit).  name: the language, for messages.
  */
-static void prepare(const char *lang, const char *tool, const char *version_arg, char *build, char *out,
-		    size_t len)
+static void prepare(const char *lang, const char *name, const char *tool, const char *version_arg, char *build,
+		    char *out, size_t len)
 {
 	char path[PATH_MAX], cmd[PATH_MAX + 64], msg[PATH_MAX + 512];
 	const char *b = getenv("SECRETMEM_BUILD");
@@ -88,7 +88,7 @@ static void prepare(const char *lang, const char *tool, const char *version_arg,
 
 	if (b && strstr(b, "san-")) {
 		snprintf(msg, sizeof(msg), "a sanitizer build: its libsecretmem cannot be linked into a %s "
-			 "program without the sanitizer's runtime; the binding is tested in the normal build", lang);
+			 "program without the sanitizer's runtime; the binding is tested in the normal build", name);
 		tl_skip(msg);
 	}
 	if (access("include/secretmem.h", R_OK) != 0)
@@ -139,7 +139,7 @@ void bindrun_cargo(const char *const args[], int clippy)
 	int status, skips = 0, n;
 	size_t len;
 
-	prepare("rust", "cargo", "--version", build, out, sizeof(out));
+	prepare("rust", "Rust", "cargo", "--version", build, out, sizeof(out));
 	snprintf(target, sizeof(target), "%s/target", out);
 	setenv("CARGO_TARGET_DIR", target, 1);
 	setenv("SECRETMEM_LIB_DIR", build, 1); /* libsecretmem.a: linked statically */
@@ -179,7 +179,7 @@ void bindrun_go(const char *pkg)
 	char build[PATH_MAX], out[PATH_MAX], cmd[PATH_MAX], val[2 * PATH_MAX + 64], top[PATH_MAX], skipline[512];
 	int status, skips = 0;
 
-	prepare("go", "go", "version", build, out, sizeof(out));
+	prepare("go", "Go", "go", "version", build, out, sizeof(out));
 	TL_CHECK(getcwd(top, sizeof(top)) != NULL, "getcwd: %s", strerror(errno));
 	/* no network, no module download, nothing outside the build directory */
 	snprintf(val, sizeof(val), "%s/path", out);
