@@ -18,7 +18,8 @@
 //!
 //! What is protected is the memory these types own.  Copies the program makes
 //! (a `Vec` built from a key, a `String`, a value moved out of a box, a stack
-//! temporary) are ordinary memory: read README.md, "What it does not protect".
+//! temporary) are ordinary memory: see README.md, "What it protects, and what
+//! it does not".
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
