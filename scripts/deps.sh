@@ -15,6 +15,9 @@ test_pkgs="$build_pkgs clang libclang-rt-14-dev python3 openssl libssl-dev libso
 # annotations, cryptography and PyNaCl for the copy table of python/README.md)
 test_pkgs="$test_pkgs debhelper dpkg-dev fakeroot lintian python3-venv python3-pip
 	dh-python pybuild-plugin-pyproject python3-all python3-mypy python3-cryptography python3-nacl"
+# the Rust and Go bindings (test/t_rust_*: cargo test --offline in
+# bindings/rust; test/t_go_*: go test in bindings/go)
+test_pkgs="$test_pkgs cargo golang-go"
 # the heap-mode proofs (test/t_heap_*: ssh-agent, gpg-agent, Python's test_ssl)
 test_pkgs="$test_pkgs openssh-client gpg gpg-agent gpgconf libpython3.11-testsuite"
 case $what in
