@@ -12,7 +12,10 @@
  * output, and a root scan through /proc/PID/mem finds the key outside the
  * stack.  Heap mode: the same output and no copy outside the stack.  Each
  * is run as root and as uid 65534 under `ulimit -l 8192` (without root only
- * the output checks run).  Shared rig: lockrig.c.
+ * the output checks run).  In a sanitizer build the helper is built with
+ * the sanitizer too, whose runtime makes mlock() a no-op: VmLck is then 0,
+ * and only the control runs (the module is not tested there).  Shared rig:
+ * lockrig.c.
  */
 #include "lockrig.h"
 #include "tlib.h"
@@ -24,7 +27,13 @@ int main(void)
 		.helper = "lock_botan",
 		.nkeys = 1,
 		.name = { "vector" },
+#ifdef TL_SANITIZED
+		/* the sanitizers' runtime turns mlock() into a no-op that
+		 * returns 0: the pool is there, but nothing is locked */
+		.loaded = "Botan 2\nVmLck > 0: no\n",
+#else
 		.loaded = "Botan 2\nVmLck > 0: yes\n",
+#endif
 		.finished = "released\n",
 	};
 
