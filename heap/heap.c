@@ -263,13 +263,26 @@ static void *plain_alloc(size_t align, size_t size, int zero)
 	return p;
 }
 
+/* Pages of a glibc block that the program locked (mmcalls.c) are ordinary
+ * memory again before glibc takes the block back: glibc unmaps, moves and
+ * trims its memory with calls the module does not see. */
+static void plain_release(void *p)
+{
+	if (SM_UNLIKELY(sm_adopt_count)) {
+		sm_adopt_release(p, plain_usable(p));
+		hp_adopt_figures();
+	}
+}
+
 static void plain_free(void *p)
 {
 	plain_count(p, -1);
-	if (SM_UNLIKELY(stood_down == SD_OTHER))
+	if (SM_UNLIKELY(stood_down == SD_OTHER)) {
 		hp_other_free(p);
-	else
+	} else {
+		plain_release(p);
 		__libc_free(p);
+	}
 }
 
 /* ---- start-up -------------------------------------------------------------- */
@@ -342,6 +355,7 @@ static void init(void)
 		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 		return;
 	}
+	sm_os_direct = 1; /* the library's memory calls skip mmcalls.c's */
 	stats_page();
 	stats->magic = SM_HEAP_STATS_MAGIC;
 	stats->size = sizeof(*stats);
@@ -613,6 +627,8 @@ static void *realloc_any(void *p, size_t size)
 				return n;
 			}
 		}
+		if (stood_down != SD_OTHER)
+			plain_release(p);
 		void *n = stood_down == SD_OTHER ? hp_other_realloc(p, size) : __libc_realloc(p, size);
 		if (n && stood_down != SD_OTHER) {
 			st_add(&stats->plain_bytes, (int64_t)plain_usable(n) - (int64_t)before);
@@ -794,6 +810,18 @@ HP_EXPORT struct mallinfo mallinfo(void)
 	return mi;
 }
 
+/* One line of the report per range the program locked (mmcalls.c). */
+static void report_adopted(const void *addr, size_t len, const char *by, void *arg)
+{
+	char line[200];
+	int n = snprintf(line, sizeof(line), "secretmem-heap: report: pid %d, adopted %p-%p (%zu bytes), locked by %s\n",
+			 (int)getpid(), addr, (const void *)((const char *)addr + len), len, by);
+
+	(void)arg;
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
+}
+
 /* SECRETMEM_REPORT=1 (secretmem exec --report): the figures at exit(). */
 __attribute__((destructor)) static void heap_report(void)
 {
@@ -804,22 +832,42 @@ __attribute__((destructor)) static void heap_report(void)
 
 	if (!r || strcmp(r, "1") != 0 || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || stood_down == SD_TWIN)
 		return;
+	if (!stood_down)
+		hp_adopt_figures(); /* fork's clean-up of stale records is not counted as it happens */
 	if (stood_down == SD_OTHER)
 		n = snprintf(line, sizeof(line), "secretmem-heap: report: pid %d, inactive (%s): every block in "
 			     "ordinary memory\n", (int)getpid(), stats->reason);
 	else
 		n = snprintf(line, sizeof(line),
 			 "secretmem-heap: report: pid %d, %s: secret %llu bytes, locked fallback %llu bytes, plain %llu "
-			 "bytes in %llu blocks, early %llu bytes\n",
+			 "bytes in %llu blocks, early %llu bytes, adopted %llu bytes in %llu ranges\n",
 			 (int)getpid(), stood_down ? "stood down" : "active",
 			 (unsigned long long)stats->secret_bytes, (unsigned long long)stats->fallback_bytes,
 			 (unsigned long long)stats->plain_bytes, (unsigned long long)stats->plain_blocks,
-			 (unsigned long long)stats->early_bytes);
+			 (unsigned long long)stats->early_bytes, (unsigned long long)stats->adopted_bytes,
+			 (unsigned long long)stats->adopted_ranges);
 	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
 		return;
+	if (!stood_down)
+		sm_adopt_each(report_adopted, NULL);
 }
 
 extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+
+void hp_start(void)
+{
+	if (!t_busy && !__atomic_load_n(&ready, __ATOMIC_ACQUIRE))
+		enter_slow();
+}
+
+void hp_adopt_figures(void)
+{
+	size_t ranges, bytes;
+
+	sm_adopt_totals(&ranges, &bytes);
+	st_set(&stats->adopted_ranges, ranges);
+	st_set(&stats->adopted_bytes, bytes);
+}
 
 int hp_serving(void)
 {

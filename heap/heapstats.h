@@ -49,6 +49,9 @@ struct sm_heap_stats {
 	uint64_t deferred_frees;  /* free()s of a signal handler that interrupted
 				     the allocator on its thread, done later     */
 	char reason[256];         /* SM_HEAP_INACTIVE: why, one line, NUL-ended    */
+	/* from here on: modules of 1.3 on (present when size covers them) */
+	uint64_t adopted_ranges;  /* ranges the program locked, made secret      */
+	uint64_t adopted_bytes;   /* ... their bytes (not in secret_bytes)       */
 };
 
 #endif

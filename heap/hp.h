@@ -7,6 +7,8 @@
  *               holds it, the module hands every call to that allocator
  *   deepbind.c  dlopen(): a library opened with RTLD_DEEPBIND gets the
  *               module's malloc too
+ *   mmcalls.c   mlock, mmap and the other memory calls: memory the
+ *               program locks becomes secret memory (adopt.c)
  */
 #ifndef SECRETMEM_HP_H
 #define SECRETMEM_HP_H
@@ -18,6 +20,12 @@ void hp_say(const char *msg);
 
 /* 1 when the module is active: it serves the process's malloc. */
 int hp_serving(void);
+
+/* Start the module if it has not (the first call of the process may be a
+ * memory call: mmcalls.c); nothing while the thread is inside it. */
+void hp_start(void);
+/* The adopted ranges' figures (mmcalls.c) to the figures page. */
+void hp_adopt_figures(void);
 
 /* ---- winner.c ------------------------------------------------------------- */
 

@@ -126,6 +126,8 @@ static int is_secret(const struct region *r)
  */
 static size_t keep_of(const struct region *r)
 {
+	if (r->wipe || r->dontfork)
+		return 0; /* MADV_WIPEONFORK / DONTFORK (adopt.c): zeros / nothing */
 	size_t k = sm_slab_fork_keep(r);
 
 	return k < r->faulted ? k : r->faulted;
@@ -225,6 +227,8 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 	size_t keep = keep_of(r), done = 0;
 	int rc = 0;
 
+	if (r->prot && keep) /* an adopted range's inaccessible pages */
+		sm_adopt_fork_readable(r, 1);
 	while (done < keep && !rc) {
 		size_t want = keep - done < *window ? keep - done : *window, len = want;
 		void *dup = NULL;
@@ -256,6 +260,8 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 		unmap_window(len);
 		done += len;
 	}
+	if (r->prot && keep)
+		sm_adopt_fork_readable(r, 0);
 	return rc;
 }
 
@@ -267,6 +273,7 @@ static int prepare_copy(void)
 	struct region *r;
 	int unlimited;
 
+	sm_adopt_fork_prune();
 	for (r = region_fork_next(NULL); r; r = region_fork_next(r))
 		if (is_secret(r))
 			total += r->size;
@@ -471,14 +478,23 @@ static void fork_child(void)
 			continue;
 		}
 		size_t keep = keep_of(r);
+		if (r->dontfork) { /* an adopted range the program kept from children */
+			os_unmap(r->data, r->size);
+			r->dropped = 1;
+			r->faulted = 0;
+			off += r->size;
+			continue;
+		}
 		if (os_remap_fixed(copy_map + off, r->size, r->data) == 0 &&
 		    os_advise(r->data, r->size, MADV_DONTFORK) == 0 &&
 		    (r->access == SECRETMEM_READWRITE ||
-		     os_protect(r->data, r->size, r->access == SECRETMEM_READONLY ? PROT_READ : PROT_NONE) == 0)) {
+		     os_protect(r->data, r->size, r->access == SECRETMEM_READONLY ? PROT_READ : PROT_NONE) == 0) &&
+		    (!r->prot || sm_adopt_fork_apply(r) == 0)) {
 			/* the pages past the copy are not faulted in any more:
-			 * accessible to the fault-in's read(), as new pages are */
+			 * accessible to the fault-in's read(), as new pages are
+			 * (an adopted range's are the program's: all its own) */
 			SM_SHOW(r->data + keep, r->faulted - keep);
-			r->faulted = keep;
+			r->faulted = r->adopted ? r->size : keep;
 		} else {
 			/* the range is ours: make it inaccessible again */
 			sm_warn("fork: could not move a copy of secret memory into place; the child's secrets are dropped", NULL, NULL);
@@ -515,38 +531,22 @@ static void fork_child(void)
  * every other child, and the program may have mapped something there
  * since.  Raw system calls; without /proc nothing is unmapped.
  */
+static int drop_window_line(const struct sm_mapline *m, void *arg)
+{
+	(void)arg;
+	uintptr_t w = (uintptr_t)window_base;
+
+	if (m->lo >= w && m->hi <= w + window_len && sm_mapline_secret(m))
+		os_unmap((void *)m->lo, m->hi - m->lo);
+	return 0;
+}
+
 static void drop_inherited_window(void)
 {
 	static char buf[8192];
-	uintptr_t w = (uintptr_t)window_base;
-	long fd = w ? syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC) : -1;
-	size_t have = 0;
 
-	if (fd < 0)
-		return;
-	for (;;) {
-		long n = syscall(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		char *nl, *line = buf;
-		while ((nl = strchr(line, '\n')) != NULL) {
-			*nl = '\0';
-			uintptr_t lo = 0, hi = 0;
-			char *p = line;
-			for (; *p && *p != '-'; p++)
-				lo = lo * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
-			for (p += *p == '-'; *p && *p != ' '; p++)
-				hi = hi * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
-			if (lo >= w && hi <= w + window_len && strstr(line, "/secretmem"))
-				os_unmap((void *)lo, hi - lo);
-			line = nl + 1;
-		}
-		have = strlen(line);
-		memmove(buf, line, have);
-	}
-	syscall(SYS_close, fd);
+	if (window_base)
+		sm_maps_walk(buf, sizeof(buf), drop_window_line, NULL);
 }
 
 void sm_fork_raw_child_reset(void)

@@ -6,6 +6,7 @@
  * Layers, each calling only the ones above it in this list:
  *   syscall.c  memfd_secret(2) wrapper and support probe
  *   os.c       the only code that calls mmap/mprotect/madvise/ftruncate/mlock
+ *   maps.c     this process's mappings (/proc/self/maps, raw reads)
  *   region.c   secret regions: guard pages, backends
  *   the slab layer: class.c (size classes), zero.c (zeroing, write-after-
  *              free checks), meta.c (metadata memory), radix.c (address ->
@@ -15,6 +16,7 @@
  *              slab.h for the layers above, slabint.h inside it
  *   alloc.c    the allocator API and its fast paths; tcache.c (thread
  *              caches' life), stats.c (secretmem_stats), api.c (regions)
+ *   adopt.c    heap mode: memory the program locked, made secret in place
  *   fork.c     the fork policies and the cancellation rule, in one place
  * and two helpers usable from all: options.c, fatal.c.
  *
@@ -220,9 +222,42 @@ int os_lock(void *addr, size_t len);
  * OS_OP_FAULT_IN injection.
  */
 int os_fault_in_secret(void *addr, size_t len);
+/* Heap mode: the program's own calls, straight to the kernel with its
+ * arguments (never through the module's interposers); 0 or -errno.  flags
+ * of os_pass_mlock: mlock2's (0: mlock). */
+int os_pass_mmap(void *addr, size_t len, int prot, int flags, int fd, long off, void **out);
+int os_pass_mremap(void *old, size_t old_len, size_t len, int flags, void *to, void **out);
+int os_pass_munmap(void *addr, size_t len);
+int os_pass_mprotect(void *addr, size_t len, int prot);
+int os_pass_madvise(void *addr, size_t len, int advice);
+int os_pass_mlock(const void *addr, size_t len, int flags);
+int os_pass_munlock(const void *addr, size_t len);
+/* Inside libsecretmem-heap.so: 1, set by the module at start-up, so that
+ * this layer's own calls go to the kernel and not to the module's. */
+extern int sm_os_direct;
 /* Tests: pages faulted in by os_fault_in_secret since process start, by
  * user-space touch and from the kernel side. */
 void sm_fault_in_counts(size_t *touched, size_t *kernel);
+
+/* ---- maps.c ----------------------------------------------------------- */
+
+/* One line of /proc/self/maps. */
+struct sm_mapline {
+	uintptr_t lo, hi;   /* [lo, hi) */
+	int prot;           /* PROT_READ | PROT_WRITE | PROT_EXEC */
+	int shared;         /* 's' */
+	unsigned long inode;
+	const char *path;   /* "" for anonymous memory; valid during the call */
+};
+/*
+ * Call fn for each line of /proc/self/maps, in address order, until it
+ * returns non-zero (then that value is returned); 0 at the end, -errno when
+ * the file cannot be read.  buf (len bytes, 4 KiB at least) is the reading
+ * buffer: raw system calls, no allocation.
+ */
+int sm_maps_walk(char *buf, size_t len, int (*fn)(const struct sm_mapline *m, void *arg), void *arg);
+/* 1 if the line is a mapping of secret memory ("/secretmem (deleted)"). */
+int sm_mapline_secret(const struct sm_mapline *m);
 
 /* ---- region.c --------------------------------------------------------- */
 
@@ -236,6 +271,12 @@ struct region {
 	int backend;                /* enum secretmem_backend                   */
 	int access;                 /* enum secretmem_access                    */
 	int dropped;                /* pages removed in a child (fork drop)     */
+	/* adopted ranges (adopt.c): a program's locked memory made secret */
+	int adopted;                /* 1: not the library's; its own totals     */
+	int wipe;                   /* MADV_WIPEONFORK: a child gets zeros      */
+	int dontfork;               /* MADV_DONTFORK: a child gets nothing      */
+	unsigned char *prot;        /* each page's PROT_* bits (NULL: all read-
+				       write); access is then READWRITE      */
 };
 
 /*
@@ -263,6 +304,10 @@ void region_fork_unlock(void);
 /* In a raw child: the list lock initialized again. */
 void region_fork_reinit(void);
 struct region *region_fork_next(struct region *r);
+/* adopt.c, holding the list lock (region_fork_lock): put an adopted range on
+ * the list or take it off; its bytes are not in the totals below. */
+void region_link_locked(struct region *r);
+void region_unlink_locked(struct region *r);
 /* Number of registered regions and their mapped bytes. */
 void region_totals(size_t *count, size_t *bytes);
 /* Mapped bytes of the registered regions by backend. */
@@ -333,6 +378,51 @@ void sm_gate_fork_end(void);
 int sm_gate_raw_child(void);
 /* In the slow paths: reset a raw child's heap before going on. */
 void sm_gate_check(void);
+
+/* ---- adopt.c ---------------------------------------------------------- */
+
+/*
+ * Heap mode's locked memory (heap/mmcalls.c).  Each call takes the region
+ * list lock; 0 or -errno as the kernel's call would give.
+ *
+ * sm_adopt_lock: the program's mlock (flags 0) or mlock2 (flags) of
+ * [addr, addr+len): its private anonymous mappings become secret memory at
+ * the same address, contents and protections kept (fresh: just mapped, all
+ * zero); secret memory in it stays as it is; the rest, and any part that
+ * could not be made secret, is locked by the kernel.  by: the object that
+ * asked (for reports; a string that lives as long as the process).
+ */
+int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char *by);
+/* The -errno why the last adoption could not be made (0: none failed). */
+int sm_adopt_last_refusal(void);
+/* munlock: secret memory stays secret (and locked); the rest is unlocked. */
+int sm_adopt_unlock(const void *addr, size_t len);
+/* After the program's successful munmap / mprotect of the range. */
+void sm_adopt_unmapped(const void *addr, size_t len);
+void sm_adopt_protected(const void *addr, size_t len, int prot);
+/* madvise: on secret memory MADV_DONTNEED and MADV_FREE zero the pages,
+ * MADV_WIPEONFORK / KEEPONFORK and MADV_DONTFORK / DOFORK mark adopted
+ * ranges (on the heap's own memory they change nothing: its fork policy
+ * stays), hints the kernel refuses for secret memory are ignored; the rest
+ * goes to the kernel. */
+int sm_adopt_advise(void *addr, size_t len, int advice);
+/* mremap: 1 when no adopted range is involved (the caller passes the call
+ * on), else 0 with the new address in *out, or -errno. */
+int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *to, void **out);
+/* The whole pages of [addr, addr+len) that are adopted go back to ordinary
+ * memory, contents kept: before a block of glibc's goes back to it. */
+void sm_adopt_release(const void *addr, size_t len);
+/* Adopted ranges now, and their bytes; each with the object that asked. */
+void sm_adopt_totals(size_t *ranges, size_t *bytes);
+void sm_adopt_each(void (*fn)(const void *addr, size_t len, const char *by, void *arg), void *arg);
+/* Number of adopted ranges (read without the lock: 0 means none). */
+extern _Atomic size_t sm_adopt_count;
+/* fork.c, list lock held: forget what is no longer secret memory (unmapped
+ * behind the module's back); make r's unreadable pages readable for the
+ * copy (on) and back; give a child's copy r's page protections. */
+void sm_adopt_fork_prune(void);
+void sm_adopt_fork_readable(const struct region *r, int on);
+int sm_adopt_fork_apply(const struct region *r);
 
 /* ---- fork.c ----------------------------------------------------------- */
 

@@ -69,6 +69,45 @@ int os_injected(int op)
 	return 0;
 }
 
+/*
+ * The calls themselves.  Inside libsecretmem-heap.so the program's mmap,
+ * munmap, mremap, mprotect and madvise are the module's own (heap/mmcalls.c:
+ * locked memory made secret); there this layer's calls go straight to the
+ * kernel (sm_os_direct, set by the module before its first call), never
+ * through those.  Everywhere else they are the C library's, which a
+ * sanitizer's runtime follows.
+ */
+int sm_os_direct;
+
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (sm_os_direct)
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+static int sys_munmap(void *addr, size_t len)
+{
+	return sm_os_direct ? (int)syscall(SYS_munmap, addr, len) : munmap(addr, len);
+}
+
+static void *sys_mremap(void *old, size_t old_len, size_t len, int flags, void *to)
+{
+	if (sm_os_direct)
+		return (void *)syscall(SYS_mremap, old, old_len, len, flags, to);
+	return mremap(old, old_len, len, flags, to);
+}
+
+static int sys_mprotect(void *addr, size_t len, int prot)
+{
+	return sm_os_direct ? (int)syscall(SYS_mprotect, addr, len, prot) : mprotect(addr, len, prot);
+}
+
+static int sys_madvise(void *addr, size_t len, int advice)
+{
+	return sm_os_direct ? (int)syscall(SYS_madvise, addr, len, advice) : madvise(addr, len, advice);
+}
+
 static int neg_errno(void)
 {
 	int e = errno;
@@ -107,13 +146,13 @@ size_t os_physical_memory(void)
  * -errno (-EEXIST when taken). */
 static int reserve_at(uintptr_t addr, size_t len)
 {
-	void *p = mmap((void *)addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+	void *p = sys_mmap((void *)addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
 		       -1, 0);
 
 	if (p == MAP_FAILED)
 		return neg_errno();
 	if ((uintptr_t)p != addr) { /* a kernel before 4.17 took it as a hint */
-		munmap(p, len);
+		sys_munmap(p, len);
 		return -EEXIST;
 	}
 	return 0;
@@ -140,7 +179,7 @@ int os_reserve(size_t len, size_t align, void **out)
 	if (len == 0 || (align & (align - 1)) || len > SIZE_MAX - align)
 		return -EINVAL;
 	if (align > ps) {
-		void *q = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *q = sys_mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (q != MAP_FAILED) {
 			uintptr_t a = (uintptr_t)q, down = a & ~(uintptr_t)(align - 1), up = down + align;
 			if (a == down) {
@@ -148,7 +187,7 @@ int os_reserve(size_t len, size_t align, void **out)
 				*out = q;
 				return 0;
 			}
-			munmap(q, len);
+			sys_munmap(q, len);
 			for (int k = 0; k <= RESERVE_TRIES; k++) {
 				uintptr_t at = k < RESERVE_TRIES ? down - (uintptr_t)k * align : up;
 				if (at > down && k < RESERVE_TRIES)
@@ -162,7 +201,7 @@ int os_reserve(size_t len, size_t align, void **out)
 		}
 	}
 	size_t span = len + (align > ps ? align : 0);
-	void *p = mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = sys_mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
 		rc = neg_errno();
 		errno = saved;
@@ -170,9 +209,9 @@ int os_reserve(size_t len, size_t align, void **out)
 	}
 	uintptr_t start = (uintptr_t)p, aligned = (start + align - 1) & ~(uintptr_t)(align - 1);
 	if (aligned > start)
-		munmap(p, aligned - start);
+		sys_munmap(p, aligned - start);
 	if (start + span > aligned + len)
-		munmap((void *)(aligned + len), start + span - (aligned + len));
+		sys_munmap((void *)(aligned + len), start + span - (aligned + len));
 	errno = saved;
 	*out = (void *)aligned;
 	return 0;
@@ -185,7 +224,7 @@ static int map_at(void *addr, size_t len, int prot, int flags, int fd, size_t of
 
 	if (rc)
 		return rc;
-	void *p = mmap(addr, len, prot, flags, fd, (off_t)off);
+	void *p = sys_mmap(addr, len, prot, flags, fd, (off_t)off);
 	if (p == MAP_FAILED) {
 		rc = neg_errno();
 		errno = saved;
@@ -216,7 +255,7 @@ int os_map_none_fixed(void *addr, size_t len)
 	/* not subject to injection: used on error and teardown paths that
 	 * must not fail for a simulated reason */
 	int saved = errno;
-	void *p = mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+	void *p = sys_mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 	int rc = p == MAP_FAILED ? neg_errno() : 0;
 
 	errno = saved;
@@ -231,12 +270,12 @@ int os_map_none_fixed(void *addr, size_t len)
 int os_map_none_noreplace(void *addr, size_t len)
 {
 	int saved = errno, rc = 0;
-	void *p = mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	void *p = sys_mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 
 	if (p == MAP_FAILED) {
 		rc = neg_errno();
 	} else if (p != addr) { /* a kernel older than 4.17 took it as a hint */
-		munmap(p, len);
+		sys_munmap(p, len);
 		rc = -EEXIST;
 	}
 	errno = saved;
@@ -251,7 +290,7 @@ int os_map_dup(void *addr, size_t len, void **out)
 
 	if (rc)
 		return rc;
-	void *p = mremap(addr, 0, len, MREMAP_MAYMOVE);
+	void *p = sys_mremap(addr, 0, len, MREMAP_MAYMOVE, NULL);
 	if (p == MAP_FAILED) {
 		rc = neg_errno();
 		errno = saved;
@@ -282,7 +321,7 @@ int os_remap_fixed(void *from, size_t len, void *to)
 
 	if (rc)
 		return rc;
-	void *p = mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	void *p = sys_mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
 	if (p == MAP_FAILED) {
 		rc = neg_errno();
 		errno = saved;
@@ -293,7 +332,7 @@ int os_remap_fixed(void *from, size_t len, void *to)
 
 int os_unmap(void *addr, size_t len)
 {
-	int saved = errno, rc = munmap(addr, len) ? neg_errno() : 0;
+	int saved = errno, rc = sys_munmap(addr, len) ? neg_errno() : 0;
 
 	errno = saved;
 	return rc;
@@ -301,7 +340,7 @@ int os_unmap(void *addr, size_t len)
 
 int os_protect(void *addr, size_t len, int prot)
 {
-	int saved = errno, rc = mprotect(addr, len, prot) ? neg_errno() : 0;
+	int saved = errno, rc = sys_mprotect(addr, len, prot) ? neg_errno() : 0;
 
 	errno = saved;
 	return rc;
@@ -309,7 +348,7 @@ int os_protect(void *addr, size_t len, int prot)
 
 int os_advise(void *addr, size_t len, int advice)
 {
-	int saved = errno, rc = madvise(addr, len, advice) ? neg_errno() : 0;
+	int saved = errno, rc = sys_madvise(addr, len, advice) ? neg_errno() : 0;
 
 	errno = saved;
 	return rc;
@@ -419,6 +458,79 @@ int os_fault_in_secret(void *addr, size_t len)
 	}
 	if (!rc)
 		atomic_fetch_add_explicit(&fault_kernel, pages, memory_order_relaxed);
+	errno = saved;
+	return rc;
+}
+
+/* ---- the program's own calls (heap mode: heap/mmcalls.c, adopt.c) -------- */
+
+/* Straight to the kernel, with the program's arguments as they are; 0 or
+ * -errno (the mapping's address in *out for os_pass_mmap/os_pass_mremap). */
+int os_pass_mmap(void *addr, size_t len, int prot, int flags, int fd, long off, void **out)
+{
+	int saved = errno;
+	long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	int rc = r == -1 ? -errno : 0;
+
+	if (!rc)
+		*out = (void *)r;
+	errno = saved;
+	return rc;
+}
+
+int os_pass_mremap(void *old, size_t old_len, size_t len, int flags, void *to, void **out)
+{
+	int saved = errno;
+	long r = syscall(SYS_mremap, old, old_len, len, flags, to);
+	int rc = r == -1 ? -errno : 0;
+
+	if (!rc)
+		*out = (void *)r;
+	errno = saved;
+	return rc;
+}
+
+static int pass(long r)
+{
+	return r ? -errno : 0;
+}
+
+int os_pass_munmap(void *addr, size_t len)
+{
+	int saved = errno, rc = pass(syscall(SYS_munmap, addr, len));
+
+	errno = saved;
+	return rc;
+}
+
+int os_pass_mprotect(void *addr, size_t len, int prot)
+{
+	int saved = errno, rc = pass(syscall(SYS_mprotect, addr, len, prot));
+
+	errno = saved;
+	return rc;
+}
+
+int os_pass_madvise(void *addr, size_t len, int advice)
+{
+	int saved = errno, rc = pass(syscall(SYS_madvise, addr, len, advice));
+
+	errno = saved;
+	return rc;
+}
+
+int os_pass_mlock(const void *addr, size_t len, int flags)
+{
+	int saved = errno, rc = pass(flags ? syscall(SYS_mlock2, addr, len, flags) : syscall(SYS_mlock, addr, len));
+
+	errno = saved;
+	return rc;
+}
+
+int os_pass_munlock(const void *addr, size_t len)
+{
+	int saved = errno, rc = pass(syscall(SYS_munlock, addr, len));
+
 	errno = saved;
 	return rc;
 }

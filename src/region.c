@@ -40,7 +40,7 @@
 #include "internal.h"
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct region list_head = { &list_head, &list_head, 0, 0, NULL, 0, 0, 0, 0, 0 };
+static struct region list_head = { .next = &list_head, .prev = &list_head };
 static size_t list_count, list_bytes;
 static size_t secret_bytes, fallback_bytes; /* under list_lock */
 _Atomic size_t sm_fallback_regions;
@@ -51,10 +51,7 @@ void (*sm_region_observer)(size_t secret, size_t fallback);
 static void list_add(struct region *r)
 {
 	pthread_mutex_lock(&list_lock);
-	r->next = list_head.next;
-	r->prev = &list_head;
-	list_head.next->prev = r;
-	list_head.next = r;
+	region_link_locked(r);
 	list_count++;
 	list_bytes += r->size;
 	if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
@@ -72,9 +69,7 @@ static void list_add(struct region *r)
 static void list_del(struct region *r)
 {
 	pthread_mutex_lock(&list_lock);
-	r->prev->next = r->next;
-	r->next->prev = r->prev;
-	r->next = r->prev = NULL;
+	region_unlink_locked(r);
 	list_count--;
 	list_bytes -= r->size;
 	if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
@@ -417,4 +412,19 @@ struct region *region_fork_next(struct region *r)
 {
 	r = r ? r->next : list_head.next;
 	return r == &list_head ? NULL : r;
+}
+
+void region_link_locked(struct region *r)
+{
+	r->next = list_head.next;
+	r->prev = &list_head;
+	list_head.next->prev = r;
+	list_head.next = r;
+}
+
+void region_unlink_locked(struct region *r)
+{
+	r->prev->next = r->next;
+	r->next->prev = r->prev;
+	r->next = r->prev = NULL;
 }

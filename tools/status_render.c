@@ -91,11 +91,12 @@ static const char *heap_text(const struct status_holder *h, char *buf, size_t si
 	else
 		snprintf(buf, size, "secret %llu bytes, locked fallback %llu bytes, plain %llu bytes in %llu "
 			 "blocks (%llu refused secret memory, %llu above the huge threshold of %llu), "
-			 "early %llu bytes%s",
+			 "early %llu bytes, adopted %llu bytes in %llu ranges the program locked%s",
 			 (unsigned long long)s->secret_bytes, (unsigned long long)s->fallback_bytes,
 			 (unsigned long long)s->plain_bytes, (unsigned long long)s->plain_blocks,
 			 (unsigned long long)s->refusals, (unsigned long long)s->huge_allocs,
 			 (unsigned long long)s->huge_threshold, (unsigned long long)s->early_bytes,
+			 (unsigned long long)s->adopted_bytes, (unsigned long long)s->adopted_ranges,
 			 s->require ? ", SECRETMEM_REQUIRE" : "");
 	return buf;
 }
@@ -125,6 +126,8 @@ static void json_heap(struct json *j, const struct status_holder *h)
 		json_uint(j, "huge_allocations", s->huge_allocs);
 		json_uint(j, "huge_threshold", s->huge_threshold);
 		json_bool(j, "require", s->require != 0);
+		json_uint(j, "adopted_bytes", s->adopted_bytes);
+		json_uint(j, "adopted_ranges", s->adopted_ranges);
 	}
 	json_object_end(j);
 }
@@ -421,6 +424,8 @@ void status_render_prometheus(const struct status_report *r, FILE *out)
 		  offsetof(struct sm_heap_stats, plain_bytes) },
 		{ "secretmem_heap_early_bytes", "Heap module: live blocks in its static arena (ordinary memory), in bytes.",
 		  offsetof(struct sm_heap_stats, early_bytes) },
+		{ "secretmem_heap_adopted_bytes", "Heap module: memory the program locked, made secret memory, in bytes.",
+		  offsetof(struct sm_heap_stats, adopted_bytes) },
 	};
 	for (size_t k = 0; k < sizeof(heap) / sizeof(heap[0]); k++) {
 		fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", heap[k].name, heap[k].help, heap[k].name);

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * mmcalls.c - the program's memory calls in heap mode: memory it locks
+ * becomes secret memory (secretmem-heap(7), "Locked memory").
+ *
+ * libsodium, libgcrypt, OpenSSL's secure heap and Botan keep their keys in
+ * private anonymous memory that they lock: mlock(2), mlock2(2) (OpenSSL
+ * calls it with syscall(SYS_mlock2, ...)) or mmap(2) with MAP_LOCKED.
+ * Here each of those calls hands the range to the library's adopt.c,
+ * which makes it secret memory in place; and the calls a program makes on
+ * such a range later (munlock, mprotect, madvise, munmap, mremap, and
+ * mmap with MAP_FIXED over it) keep the kernel's meaning for private
+ * memory while the records stay true.  mlock of secret memory the heap
+ * gave (a malloc()ed buffer) succeeds, as on ordinary memory, instead of
+ * the kernel's ENOMEM.
+ *
+ * Everything else goes to the kernel unchanged, by raw system call; and
+ * the library's own calls of these functions inside the module never come
+ * here (sm_os_direct).  When the module is not serving (another allocator
+ * holds malloc, the preload module is loaded) or secret memory is refused,
+ * nothing is adopted: the kernel locks, as without the module.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "slab.h"
+#include "hp.h"
+
+#define HP_EXPORT __attribute__((visibility("default")))
+
+/* ---- who asked ----------------------------------------------------------------- */
+
+#define NAMES 32
+static char names[NAMES][64];
+static int nnames;
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The file name of the object that code address ra belongs to, kept for
+ * the life of the process (a library may be unloaded). */
+static const char *caller(const void *ra)
+{
+	Dl_info info;
+	const char *name = "?";
+
+	if (dladdr(ra, &info) && info.dli_fname && *info.dli_fname) {
+		const char *slash = strrchr(info.dli_fname, '/');
+		name = slash ? slash + 1 : info.dli_fname;
+	}
+	pthread_mutex_lock(&names_lock);
+	int k = 0;
+	while (k < nnames && strncmp(names[k], name, sizeof(names[k]) - 1) != 0)
+		k++;
+	if (k == nnames && nnames < NAMES - 1)
+		strncpy(names[nnames++], name, sizeof(names[0]) - 1);
+	else if (k == nnames) /* the last one holds all the others */
+		strcpy(names[k = NAMES - 1], "(others)");
+	pthread_mutex_unlock(&names_lock);
+	return names[k];
+}
+
+/* ---- state ---------------------------------------------------------------------- */
+
+static int warned, warned_exec;
+
+/* Whether locked memory is made secret now. */
+static int adopting(void)
+{
+	return hp_serving() && secretmem_default_backend() == SECRETMEM_BACKEND_SECRET;
+}
+
+static int ret(int rc)
+{
+	if (rc) {
+		errno = -rc;
+		return -1;
+	}
+	return 0;
+}
+
+static int lock_range(const void *addr, size_t len, int flags, int fresh, const void *ra)
+{
+	hp_start(); /* a program may lock memory before its first malloc */
+	if (!adopting())
+		return os_pass_mlock(addr, len, flags);
+	int rc = sm_adopt_lock(addr, len, flags, fresh, caller(ra));
+	int why = sm_adopt_last_refusal();
+	if (why && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		hp_say(why == -EAGAIN || why == -ENOMEM
+			       ? "a range the program locked stays in ordinary (locked) memory: the memory-lock limit "
+				 "or memory refused secret memory for it (raise ulimit -l)"
+			       : "a range the program locked stays in ordinary (locked) memory: secret memory was "
+				 "refused for it");
+	hp_adopt_figures();
+	return rc;
+}
+
+/* ---- the calls ------------------------------------------------------------------- */
+
+HP_EXPORT int mlock(const void *addr, size_t len)
+{
+	return ret(lock_range(addr, len, 0, 0, __builtin_return_address(0)));
+}
+
+HP_EXPORT int mlock2(const void *addr, size_t len, unsigned int flags)
+{
+	return ret(lock_range(addr, len, (int)flags, 0, __builtin_return_address(0)));
+}
+
+HP_EXPORT int munlock(const void *addr, size_t len)
+{
+	if (!adopting())
+		return ret(os_pass_munlock(addr, len));
+	return ret(sm_adopt_unlock(addr, len));
+}
+
+static void *map(void *addr, size_t len, int prot, int flags, int fd, off_t off, const void *ra)
+{
+	void *p;
+	int rc, adopt = (flags & MAP_LOCKED) && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE &&
+			!(prot & PROT_EXEC) && adopting();
+
+	/* MAP_POPULATE: the adoption faults every page in anyway */
+	rc = os_pass_mmap(addr, len, prot, adopt ? flags & ~(MAP_LOCKED | MAP_POPULATE) : flags, fd, off, &p);
+	if (rc) {
+		errno = -rc;
+		return MAP_FAILED;
+	}
+	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) /* what it replaced */
+		sm_adopt_unmapped(p, len);
+	if (adopt) {
+		rc = lock_range(p, len, 0, 1, ra);
+		if (rc) {
+			/* neither secret nor locked: the kernel's MAP_LOCKED
+			 * fails at the memory-lock limit as well */
+			os_pass_munmap(p, len);
+			errno = rc == -ENOMEM ? EAGAIN : -rc;
+			return MAP_FAILED;
+		}
+	}
+	return p;
+}
+
+HP_EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return map(addr, len, prot, flags, fd, off, __builtin_return_address(0));
+}
+
+HP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return map(addr, len, prot, flags, fd, off, __builtin_return_address(0));
+}
+
+HP_EXPORT int munmap(void *addr, size_t len)
+{
+	int rc = os_pass_munmap(addr, len);
+
+	if (!rc && sm_adopt_count) {
+		sm_adopt_unmapped(addr, len);
+		hp_adopt_figures();
+	}
+	return ret(rc);
+}
+
+HP_EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	size_t ps = os_page_size();
+
+	if ((prot & PROT_EXEC) && sm_adopt_count && len <= SIZE_MAX - ps) {
+		/* secret memory cannot be executed (the kernel says EACCES):
+		 * what the program makes executable goes back to ordinary
+		 * memory, and it is said once */
+		size_t before, after, n;
+		sm_adopt_totals(&n, &before);
+		sm_adopt_release(addr, (len + ps - 1) & ~(ps - 1));
+		sm_adopt_totals(&n, &after);
+		if (after != before && !__atomic_exchange_n(&warned_exec, 1, __ATOMIC_RELAXED))
+			hp_say("locked memory the program made executable went back to ordinary memory (secret "
+			       "memory cannot be executed)");
+		hp_adopt_figures();
+	}
+	int rc = os_pass_mprotect(addr, len, prot);
+
+	if (!rc && sm_adopt_count)
+		sm_adopt_protected(addr, len, prot);
+	return ret(rc);
+}
+
+HP_EXPORT int madvise(void *addr, size_t len, int advice)
+{
+	if (!hp_serving())
+		return ret(os_pass_madvise(addr, len, advice));
+	return ret(sm_adopt_advise(addr, len, advice));
+}
+
+HP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *to = NULL, *p;
+	int rc;
+
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		to = va_arg(ap, void *);
+		va_end(ap);
+	}
+	rc = sm_adopt_remap(old, old_len, new_len, flags, to, &p);
+	if (rc == 1) {
+		rc = os_pass_mremap(old, old_len, new_len, flags, to, &p);
+		if (!rc && (flags & MREMAP_FIXED))
+			sm_adopt_unmapped(to, new_len); /* what it replaced */
+	}
+	hp_adopt_figures();
+	if (rc) {
+		errno = -rc;
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+#if defined(__x86_64__)
+/*
+ * syscall(3): OpenSSL locks its secure heap with syscall(SYS_mlock2, ...).
+ * The memory calls go where the functions above would send them; every
+ * other number goes to the kernel as glibc's syscall() sends it (-1 and
+ * errno for a result in [-4095, -1]).
+ */
+static long raw6(long n, long a, long b, long c, long d, long e, long f)
+{
+	long r;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+
+	__asm__ __volatile__("syscall"
+			     : "=a"(r)
+			     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			     : "rcx", "r11", "memory");
+	return r;
+}
+
+/* The module's own text: its library copy calls syscall() too, and those
+ * calls (made with the library's locks held) go straight to the kernel. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char __etext[] __attribute__((visibility("hidden")));
+
+HP_EXPORT long syscall(long n, ...)
+{
+	const char *ra = __builtin_return_address(0);
+	va_list ap;
+	long a[6];
+
+	va_start(ap, n);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	switch (ra >= __ehdr_start && ra < __etext ? -1 : n) {
+	case SYS_mlock:
+		return ret(lock_range((const void *)a[0], (size_t)a[1], 0, 0, ra));
+	case SYS_mlock2:
+		return ret(lock_range((const void *)a[0], (size_t)a[1], (int)a[2], 0, ra));
+	case SYS_munlock:
+		return munlock((const void *)a[0], (size_t)a[1]);
+	case SYS_munmap:
+		return munmap((void *)a[0], (size_t)a[1]);
+	case SYS_mprotect:
+		return mprotect((void *)a[0], (size_t)a[1], (int)a[2]);
+	case SYS_madvise:
+		return madvise((void *)a[0], (size_t)a[1], (int)a[2]);
+	default:
+		break;
+	}
+	long r = raw6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if ((unsigned long)r > -4096UL) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+#endif

@@ -1,0 +1,983 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * adopt.c - adopted ranges: memory a program locked itself (mlock, mlock2,
+ * mmap with MAP_LOCKED), made secret memory at the same address with its
+ * contents kept, and the program's later calls on it kept true (heap mode:
+ * heap/mmcalls.c calls in here; see secretmem-heap(7), "Locked memory").
+ *
+ * What is adopted: private anonymous memory that is not a stack the caller
+ * runs on, not the brk heap, not executable.  Each adoption makes one new
+ * secret memory file for a contiguous run of such mappings, copies the run
+ * into it, and moves it over the run with one mremap (the old pages go
+ * with it), then gives each page back the protection it had.  Anything else
+ * in the range is locked as the kernel would (file mappings, shared memory,
+ * stacks); secret memory in it (heap blocks, adopted ranges) is left as it
+ * is, since the kernel keeps it locked already.
+ *
+ * Each adopted range is a struct region (not counted in the library's
+ * totals) on the region list, so fork.c gives a child its copy as for the
+ * heap; its per-page protections are recorded here (the program's mprotect
+ * passes through sm_adopt_protected), read during fork's copy and set
+ * again in the child.  Records change only under the region list lock,
+ * which fork's prepare handler holds; their storage is this file's own
+ * anonymous memory, never malloc (the caller may be inside the allocator's
+ * path) and never the allocator's metadata (its lock is taken before the
+ * list lock by fork).
+ *
+ * A record outlives its mapping when something unmaps the range without
+ * passing through the module (glibc's own munmap of a block it freed, a
+ * raw system call): fork's prepare handler checks every record against
+ * /proc/self/maps first and forgets what is no longer secret memory.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "internal.h"
+
+#define INLINE_PAGES 64 /* protections kept in the record up to 256 KiB */
+#define MAX_SEGS 128    /* mappings one call may cover */
+#define POOL_BYTES ((size_t)64 << 10)
+/* A page's byte in a record: its PROT_* bits, and whether the program holds
+ * it locked (mlock'ed, not munlock'ed since: MADV_DONTNEED is then EINVAL,
+ * as the kernel says for locked memory). */
+#define PAGE_LOCKED 0x80
+#define PROT_OF(b) ((b) & (PROT_READ | PROT_WRITE | PROT_EXEC))
+
+struct adopted {
+	struct region reg;      /* data/size: the range; prot: per page */
+	struct adopted *next;   /* records, by address; or the free list */
+	const char *by;         /* the object that locked it (for --report) */
+	unsigned char *ext;     /* mapped protection array, or NULL */
+	size_t ext_len;
+	unsigned char inl[INLINE_PAGES];
+};
+
+static struct adopted *records; /* by address, under the list lock */
+static struct adopted *pool_free;
+static size_t rec_count, rec_bytes;
+_Atomic size_t sm_adopt_count;
+static char maps_buf[8192]; /* under the list lock */
+
+/* ---- records --------------------------------------------------------------- */
+
+static struct adopted *rec_new(void)
+{
+	if (!pool_free) {
+		void *blk;
+		if (os_map_anon(POOL_BYTES, &blk))
+			return NULL;
+		struct adopted *v = blk;
+		for (size_t i = 0; i < POOL_BYTES / sizeof(*v); i++) {
+			v[i].next = pool_free;
+			pool_free = &v[i];
+		}
+	}
+	struct adopted *a = pool_free;
+	pool_free = a->next;
+	memset(a, 0, sizeof(*a));
+	return a;
+}
+
+static void rec_put(struct adopted *a)
+{
+	if (a->ext)
+		os_unmap(a->ext, a->ext_len);
+	a->ext = NULL;
+	a->next = pool_free;
+	pool_free = a;
+}
+
+static size_t page_count(size_t len)
+{
+	return len / os_page_size();
+}
+
+/* Room for the protection of npages pages; 0 or -ENOMEM. */
+static int rec_prot(struct adopted *a, size_t npages)
+{
+	if (npages <= INLINE_PAGES) {
+		a->reg.prot = a->inl;
+		return 0;
+	}
+	size_t ps = os_page_size(), len = (npages + ps - 1) & ~(ps - 1);
+	void *p;
+	if (os_map_anon(len, &p))
+		return -ENOMEM;
+	a->ext = p;
+	a->ext_len = len;
+	a->reg.prot = p;
+	return 0;
+}
+
+static void rec_link(struct adopted *a)
+{
+	struct adopted **pp = &records;
+
+	while (*pp && (*pp)->reg.data < a->reg.data)
+		pp = &(*pp)->next;
+	a->next = *pp;
+	*pp = a;
+	region_link_locked(&a->reg);
+	rec_count++;
+	rec_bytes += a->reg.size;
+	atomic_store(&sm_adopt_count, rec_count);
+}
+
+static void rec_unlink(struct adopted *a)
+{
+	struct adopted **pp = &records;
+
+	while (*pp != a)
+		pp = &(*pp)->next;
+	*pp = a->next;
+	region_unlink_locked(&a->reg);
+	rec_count--;
+	rec_bytes -= a->reg.size;
+	atomic_store(&sm_adopt_count, rec_count);
+}
+
+/* The fork advice of a record, for rec_add. */
+#define FORK_WIPE 1
+#define FORK_DONT 2
+static int fork_bits(const struct adopted *a)
+{
+	return (a->reg.wipe ? FORK_WIPE : 0) | (a->reg.dontfork ? FORK_DONT : 0);
+}
+
+/* A record for [lo, lo+len), secret memory now; prot: each page's byte, or
+ * NULL for PROT_READ|PROT_WRITE, locked, throughout; fork: FORK_* bits.
+ * 0 or -ENOMEM. */
+static int rec_add(uintptr_t lo, size_t len, const unsigned char *prot, int fork, const char *by)
+{
+	struct adopted *a = rec_new();
+	size_t n = page_count(len);
+
+	if (!a)
+		return -ENOMEM;
+	if (rec_prot(a, n)) {
+		rec_put(a);
+		return -ENOMEM;
+	}
+	if (prot)
+		memcpy(a->reg.prot, prot, n);
+	else
+		memset(a->reg.prot, PROT_READ | PROT_WRITE | PAGE_LOCKED, n);
+	a->reg.base = lo;
+	a->reg.total = len;
+	a->reg.data = (unsigned char *)lo;
+	a->reg.size = len;
+	a->reg.faulted = len;
+	a->reg.backend = SECRETMEM_BACKEND_SECRET;
+	a->reg.access = SECRETMEM_READWRITE;
+	a->reg.adopted = 1;
+	a->reg.wipe = (fork & FORK_WIPE) != 0;
+	a->reg.dontfork = (fork & FORK_DONT) != 0;
+	a->by = by;
+	rec_link(a);
+	return 0;
+}
+
+static uintptr_t rec_lo(const struct adopted *a)
+{
+	return (uintptr_t)a->reg.data;
+}
+
+static uintptr_t rec_hi(const struct adopted *a)
+{
+	return (uintptr_t)a->reg.data + a->reg.size;
+}
+
+/* Forget [lo, hi) of every record (no longer secret memory of ours, or
+ * about to be replaced).  0, or -ENOMEM when a record to split could not
+ * be made (the whole record is then forgotten: never a record of memory
+ * that is not secret). */
+static int carve(uintptr_t lo, uintptr_t hi)
+{
+	size_t ps = os_page_size();
+	int rc = 0;
+
+	for (struct adopted *a = records, *next; a; a = next) {
+		next = a->next;
+		uintptr_t alo = rec_lo(a), ahi = rec_hi(a);
+		if (ahi <= lo || alo >= hi)
+			continue;
+		rec_unlink(a);
+		/* what is left below lo and above hi */
+		if (hi < ahi) {
+			size_t k = (hi - alo) / ps;
+			if (rec_add(hi, ahi - hi, a->reg.prot + k, fork_bits(a), a->by))
+				rc = -ENOMEM;
+		}
+		if (alo < lo) {
+			a->reg.size = a->reg.total = lo - alo;
+			a->reg.faulted = a->reg.size;
+			rec_link(a);
+		} else {
+			rec_put(a);
+		}
+		if (hi < ahi)
+			next = NULL; /* records are by address: nothing further */
+	}
+	return rc;
+}
+
+/* The record's byte of page p (NULL: not recorded). */
+static unsigned char *page_of(uintptr_t p)
+{
+	for (struct adopted *a = records; a && rec_lo(a) <= p; a = a->next)
+		if (p < rec_hi(a))
+			return &a->reg.prot[(p - rec_lo(a)) / os_page_size()];
+	return NULL;
+}
+
+/* The protection the record of page p holds (-1: not recorded). */
+static int prot_of(uintptr_t p)
+{
+	unsigned char *b = page_of(p);
+
+	return b ? PROT_OF(*b) : -1;
+}
+
+/* The program locked (on) or unlocked pages [lo, hi) of adopted ranges. */
+static void set_locked(uintptr_t lo, uintptr_t hi, int on)
+{
+	for (uintptr_t p = lo; p < hi; p += os_page_size()) {
+		unsigned char *b = page_of(p);
+		if (b)
+			*b = (unsigned char)(on ? *b | PAGE_LOCKED : *b & ~PAGE_LOCKED);
+	}
+}
+
+static int any_locked(uintptr_t lo, uintptr_t hi)
+{
+	for (uintptr_t p = lo; p < hi; p += os_page_size()) {
+		unsigned char *b = page_of(p);
+		if (b && (*b & PAGE_LOCKED))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- what the range is ------------------------------------------------------- */
+
+enum { SEG_ANON, SEG_SECRET, SEG_OTHER };
+
+struct seg {
+	uintptr_t lo, hi;
+	int kind, prot;
+};
+
+struct classify {
+	uintptr_t lo, hi, next, sp;
+	struct seg *v;
+	int n, gap, full;
+};
+
+static int classify_line(const struct sm_mapline *m, void *arg)
+{
+	struct classify *c = arg;
+
+	if (m->hi <= c->lo)
+		return 0;
+	if (m->lo >= c->hi)
+		return 1;
+	if (m->lo > c->next)
+		c->gap = 1;
+	if (c->n == MAX_SEGS) {
+		c->full = 1;
+		return 1;
+	}
+	struct seg *s = &c->v[c->n++];
+	s->lo = m->lo > c->lo ? m->lo : c->lo;
+	s->hi = m->hi < c->hi ? m->hi : c->hi;
+	s->prot = m->prot;
+	if (sm_mapline_secret(m))
+		s->kind = SEG_SECRET;
+	else if (!m->shared && m->inode == 0 && (m->path[0] == '\0' || strncmp(m->path, "[anon:", 6) == 0) &&
+		 !(m->prot & PROT_EXEC) && !(c->sp >= m->lo && c->sp < m->hi))
+		s->kind = SEG_ANON;
+	else
+		s->kind = SEG_OTHER; /* files, shared memory, stacks, [heap] */
+	c->next = m->hi;
+	return 0;
+}
+
+/* The mappings of [lo, hi) into v (MAX_SEGS): their count, or -ENOMEM when
+ * part of the range is not mapped, -E2BIG when it covers too many, or the
+ * error of reading /proc/self/maps. */
+static int classify(uintptr_t lo, uintptr_t hi, struct seg *v)
+{
+	struct classify c = { .lo = lo, .hi = hi, .next = lo, .v = v };
+	volatile char here = 0;
+
+	c.sp = (uintptr_t)&here;
+	int rc = sm_maps_walk(maps_buf, sizeof(maps_buf), classify_line, &c);
+	if (rc < 0)
+		return rc;
+	if (c.full)
+		return -E2BIG;
+	if (c.gap || c.next < hi)
+		return -ENOMEM;
+	return c.n;
+}
+
+/* ---- adoption ------------------------------------------------------------------ */
+
+/* Give [lo, hi) of v[from..to) (their protections) to the new mapping. */
+static void set_prots(const struct seg *v, int from, int to)
+{
+	for (int i = from; i < to; i++)
+		if (v[i].prot != (PROT_READ | PROT_WRITE))
+			os_protect((void *)v[i].lo, v[i].hi - v[i].lo, v[i].prot);
+}
+
+/*
+ * Make the anonymous mappings v[from..to) (contiguous) secret memory.
+ * fresh: they were just mapped (all zero): nothing to copy.  0 or -errno
+ * (-ENOSYS/-EPERM: no secret memory here; -EAGAIN/-ENOMEM: the memory-lock
+ * limit or memory; -EMFILE).  On failure the range is as it was.
+ */
+static int adopt_run(const struct seg *v, int from, int to, int fresh, const char *by)
+{
+	uintptr_t lo = v[from].lo, hi = v[to - 1].hi;
+	size_t len = hi - lo, ps = os_page_size(), n = len / ps;
+	void *tmp;
+	int rc;
+
+	/* the protections first: an array too large to make leaves nothing done */
+	unsigned char small[INLINE_PAGES], *prot = small;
+	void *big = NULL;
+	size_t big_len = 0;
+	if (n > INLINE_PAGES) {
+		big_len = (n + ps - 1) & ~(ps - 1);
+		if (os_map_anon(big_len, &big))
+			return -ENOMEM;
+		prot = big;
+	}
+	for (int i = from; i < to; i++)
+		memset(prot + (v[i].lo - lo) / ps, v[i].prot | PAGE_LOCKED, (v[i].hi - v[i].lo) / ps);
+
+	int fd = sm_memfd_secret();
+	if (fd < 0) {
+		rc = fd == -EACCES ? -EPERM : fd;
+		goto out;
+	}
+	rc = os_truncate(fd, len);
+	if (!rc)
+		rc = os_map_shared(len, fd, &tmp);
+	syscall(SYS_close, fd);
+	if (rc)
+		goto out;
+	/* no child of a fork from now on inherits it (fork's handlers wait
+	 * for the list lock; a raw fork's child drops it) */
+	rc = os_advise(tmp, len, MADV_DONTFORK);
+	if (!rc)
+		rc = os_fault_in_secret(tmp, len);
+	if (rc) {
+		os_unmap(tmp, len);
+		goto out;
+	}
+	if (!fresh)
+		for (int i = from; i < to; i++) {
+			size_t off = v[i].lo - lo, l = v[i].hi - v[i].lo;
+			/* a page the program made inaccessible is read too */
+			if (!(v[i].prot & PROT_READ))
+				os_protect((void *)v[i].lo, l, PROT_READ);
+			sm_copy((unsigned char *)tmp + off, (const void *)v[i].lo, l);
+		}
+	rc = os_remap_fixed(tmp, len, (void *)lo);
+	if (rc) {
+		if (!fresh)
+			set_prots(v, from, to);
+		explicit_bzero(tmp, len);
+		os_unmap(tmp, len);
+		goto out;
+	}
+	set_prots(v, from, to);
+	carve(lo, hi); /* stale records of memory that was not ours any more */
+	rc = rec_add(lo, len, prot, 0, by);
+	if (rc) {
+		/* unrecorded secret memory would be dropped by fork: put
+		 * ordinary memory back rather than that */
+		sm_fatal("adopt: no memory for the record of a locked range");
+	}
+out:
+	if (big)
+		os_unmap(big, big_len);
+	return rc;
+}
+
+static uintptr_t page_down(uintptr_t a)
+{
+	return a & ~(uintptr_t)(os_page_size() - 1);
+}
+
+static int round_range(const void *addr, size_t len, uintptr_t *lo, uintptr_t *hi)
+{
+	uintptr_t a = (uintptr_t)addr, ps = os_page_size();
+
+	if (len > UINTPTR_MAX - a - ps)
+		return -ENOMEM;
+	*lo = page_down(a);
+	*hi = (a + len + ps - 1) & ~(ps - 1);
+	return 0;
+}
+
+static int sys_lock(uintptr_t lo, uintptr_t hi, int flags)
+{
+	return os_pass_mlock((const void *)lo, hi - lo, flags);
+}
+
+static _Atomic int last_refusal;
+
+int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char *by)
+{
+	struct seg v[MAX_SEGS];
+	uintptr_t lo, hi;
+	int saved = errno, rc = 0;
+
+	/* what the kernel refuses (an overflow, unknown flags) or does not
+	 * need (nothing to lock) goes to it as it is */
+	if (round_range(addr, len, &lo, &hi) || lo == hi || (flags & ~MLOCK_ONFAULT)) {
+		return os_pass_mlock(addr, len, flags);
+	}
+	int cancel = sm_cancel_off();
+	region_fork_lock();
+	int n = classify(lo, hi, v);
+	if (n < 0) {
+		/* unmapped parts (the kernel's ENOMEM), or no way to tell */
+		rc = sys_lock(lo, hi, flags);
+		goto done;
+	}
+	for (int i = 0; i < n && !rc;) {
+		int j = i + 1;
+		if (v[i].kind == SEG_SECRET) { /* locked by the kernel already */
+			set_locked(v[i].lo, v[i].hi, 1);
+			i = j;
+			continue;
+		}
+		if (v[i].kind == SEG_ANON) {
+			while (j < n && v[j].kind == SEG_ANON)
+				j++;
+			int arc = adopt_run(v, i, j, fresh, by);
+			if (arc == 0) {
+				i = j;
+				continue;
+			}
+			atomic_store(&last_refusal, arc);
+		}
+		/* not ours to make secret, or it could not be: the kernel's lock */
+		rc = sys_lock(v[i].lo, v[j - 1].hi, flags);
+		i = j;
+	}
+done:
+	region_fork_unlock();
+	sm_cancel_restore(cancel);
+	errno = saved;
+	return rc;
+}
+
+int sm_adopt_last_refusal(void)
+{
+	return atomic_load(&last_refusal);
+}
+
+int sm_adopt_unlock(const void *addr, size_t len)
+{
+	struct seg v[MAX_SEGS];
+	uintptr_t lo, hi;
+	int saved = errno, rc = 0;
+
+	if (round_range(addr, len, &lo, &hi) || lo == hi) {
+		return os_pass_munlock(addr, len);
+	}
+	int cancel = sm_cancel_off();
+	region_fork_lock();
+	int n = classify(lo, hi, v);
+	if (n < 0) {
+		rc = os_pass_munlock((const void *)lo, hi - lo);
+	} else {
+		for (int i = 0; i < n && !rc; i++)
+			if (v[i].kind != SEG_SECRET)
+				rc = os_pass_munlock((const void *)v[i].lo, v[i].hi - v[i].lo);
+			else
+				set_locked(v[i].lo, v[i].hi, 0);
+	}
+	region_fork_unlock();
+	sm_cancel_restore(cancel);
+	errno = saved;
+	return rc;
+}
+
+/* ---- the program's later calls -------------------------------------------------- */
+
+static int any(void)
+{
+	return atomic_load_explicit(&sm_adopt_count, memory_order_relaxed) != 0;
+}
+
+void sm_adopt_unmapped(const void *addr, size_t len)
+{
+	uintptr_t lo, hi;
+
+	if (!any() || round_range(addr, len, &lo, &hi))
+		return;
+	region_fork_lock();
+	carve(lo, hi);
+	region_fork_unlock();
+}
+
+void sm_adopt_protected(const void *addr, size_t len, int prot)
+{
+	uintptr_t lo, hi;
+	size_t ps = os_page_size();
+
+	if (!any() || round_range(addr, len, &lo, &hi))
+		return;
+	region_fork_lock();
+	for (struct adopted *a = records; a && rec_lo(a) < hi; a = a->next) {
+		uintptr_t s = rec_lo(a) > lo ? rec_lo(a) : lo, e = rec_hi(a) < hi ? rec_hi(a) : hi;
+		for (uintptr_t p = s; p < e; p += ps) {
+			unsigned char *b = &a->reg.prot[(p - rec_lo(a)) / ps];
+			*b = (unsigned char)((*b & PAGE_LOCKED) | PROT_OF(prot));
+		}
+	}
+	region_fork_unlock();
+}
+
+/* Advice that only tunes what the kernel does: ignored where the kernel
+ * refuses it for secret memory. */
+static int is_hint(int advice)
+{
+	switch (advice) {
+	case MADV_NORMAL: case MADV_RANDOM: case MADV_SEQUENTIAL: case MADV_WILLNEED:
+	case MADV_HUGEPAGE: case MADV_NOHUGEPAGE: case MADV_MERGEABLE: case MADV_UNMERGEABLE:
+	case MADV_DONTDUMP: case MADV_DODUMP:
+#ifdef MADV_COLD
+	case MADV_COLD: case MADV_PAGEOUT:
+#endif
+#ifdef MADV_POPULATE_READ
+	case MADV_POPULATE_READ: case MADV_POPULATE_WRITE:
+#endif
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Secret pages [lo, hi) read as zero from now on, as anonymous memory does
+ * after MADV_DONTNEED or MADV_FREE. */
+static int zero_pages(uintptr_t lo, uintptr_t hi)
+{
+	size_t ps = os_page_size();
+
+	for (uintptr_t p = lo; p < hi; p += ps) {
+		int prot = prot_of(p);
+		if (prot >= 0 && prot != (PROT_READ | PROT_WRITE) && os_protect((void *)p, ps, PROT_READ | PROT_WRITE))
+			return -EFAULT;
+		if (prot < 0 && !sm_in_our_memory((void *)p))
+			return -EINVAL; /* secret memory that is not the library's */
+		explicit_bzero((void *)p, ps);
+		if (prot >= 0 && prot != (PROT_READ | PROT_WRITE))
+			os_protect((void *)p, ps, prot);
+	}
+	return 0;
+}
+
+/* The fork advice of the records [lo, hi) touches (per record, not per
+ * page). */
+static void set_fork_advice(uintptr_t lo, uintptr_t hi, int advice)
+{
+	for (struct adopted *a = records; a && rec_lo(a) < hi; a = a->next) {
+		if (rec_hi(a) <= lo)
+			continue;
+		if (advice == MADV_WIPEONFORK || advice == MADV_KEEPONFORK)
+			a->reg.wipe = advice == MADV_WIPEONFORK;
+		else
+			a->reg.dontfork = advice == MADV_DONTFORK;
+	}
+}
+
+int sm_adopt_advise(void *addr, size_t len, int advice)
+{
+	struct seg v[MAX_SEGS];
+	uintptr_t lo, hi;
+	int saved = errno, rc = round_range(addr, len, &lo, &hi);
+
+	/* nothing of ours is there: the kernel's answer */
+	if (rc || ((uintptr_t)addr & (os_page_size() - 1)) ||
+	    (!any() && !sm_in_our_memory(addr) && !sm_in_our_memory((void *)(hi - 1))))
+		return os_pass_madvise(addr, len, advice);
+	int cancel = sm_cancel_off();
+	region_fork_lock();
+	int n = classify(lo, hi, v);
+	if (n < 0)
+		rc = os_pass_madvise(addr, len, advice);
+	for (int i = 0; i < n && !rc; i++) {
+		size_t l = v[i].hi - v[i].lo;
+		if (v[i].kind != SEG_SECRET) {
+			rc = os_pass_madvise((void *)v[i].lo, l, advice);
+			continue;
+		}
+		switch (advice) {
+		case MADV_DONTNEED: case MADV_FREE:
+			/* the kernel refuses both for locked memory */
+			rc = any_locked(v[i].lo, v[i].hi) ? -EINVAL : zero_pages(v[i].lo, v[i].hi);
+			break;
+		case MADV_WIPEONFORK: case MADV_KEEPONFORK: case MADV_DONTFORK: case MADV_DOFORK:
+			/* never to the kernel: its DOFORK would share the pages */
+			set_fork_advice(v[i].lo, v[i].hi, advice);
+			break;
+		default:
+			rc = os_pass_madvise((void *)v[i].lo, l, advice);
+			if (rc == -EINVAL && is_hint(advice))
+				rc = 0;
+		}
+	}
+	region_fork_unlock();
+	sm_cancel_restore(cancel);
+	errno = saved;
+	return rc;
+}
+
+/* The record holding all of [lo, hi), or NULL. */
+static struct adopted *holding(uintptr_t lo, uintptr_t hi)
+{
+	for (struct adopted *a = records; a && rec_lo(a) <= lo; a = a->next)
+		if (hi <= rec_hi(a))
+			return a;
+	return NULL;
+}
+
+static int touches(uintptr_t lo, uintptr_t hi)
+{
+	for (struct adopted *a = records; a && rec_lo(a) < hi; a = a->next)
+		if (rec_hi(a) > lo)
+			return 1;
+	return 0;
+}
+
+/*
+ * mremap of an adopted range that grows it, or keeps the old range
+ * (MREMAP_DONTUNMAP): a new secret mapping of new_len at the destination,
+ * the old bytes copied in, the rest zero, all with the old range's
+ * protection (as the kernel extends a mapping).
+ */
+static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len, int flags, uintptr_t to,
+		uintptr_t *out)
+{
+	size_t ps = os_page_size();
+	int page = a->reg.prot[(lo - rec_lo(a)) / ps], prot = PROT_OF(page), wipe = fork_bits(a);
+	const char *by = a->by;
+	uintptr_t dest;
+	void *tmp, *res;
+	int rc;
+
+	for (uintptr_t p = lo; p < lo + old_len; p += ps)
+		if (PROT_OF(a->reg.prot[(p - rec_lo(a)) / ps]) != prot)
+			return -EFAULT; /* more than one mapping: the kernel says so too */
+	if (flags & MREMAP_FIXED) {
+		if ((to & (ps - 1)) || (to < lo + old_len && lo < to + new_len))
+			return -EINVAL; /* the kernel's answer to an overlap */
+		dest = to;
+	}
+	else if (!(flags & MREMAP_DONTUNMAP) && os_map_none_noreplace((void *)(lo + old_len), new_len - old_len) == 0)
+		dest = lo; /* room to grow where it is (now reserved) */
+	else if (flags & MREMAP_MAYMOVE) {
+		if (os_reserve(new_len, ps, &res))
+			return -ENOMEM;
+		dest = (uintptr_t)res;
+	} else
+		return -ENOMEM;
+
+	int fd = sm_memfd_secret();
+	rc = fd < 0 ? -ENOMEM : os_truncate(fd, new_len);
+	if (!rc)
+		rc = os_map_shared(new_len, fd, &tmp);
+	if (fd >= 0)
+		syscall(SYS_close, fd);
+	if (!rc && (rc = os_advise(tmp, new_len, MADV_DONTFORK)) == 0 && (rc = os_fault_in_secret(tmp, new_len)) != 0)
+		os_unmap(tmp, new_len);
+	if (rc) {
+		if (dest == lo)
+			os_unmap((void *)(lo + old_len), new_len - old_len);
+		else if (!(flags & MREMAP_FIXED))
+			os_unmap((void *)dest, new_len);
+		return -ENOMEM;
+	}
+	if (!(prot & PROT_READ))
+		os_protect((void *)lo, old_len, PROT_READ);
+	sm_copy(tmp, (const void *)lo, old_len);
+	if (!(prot & PROT_READ))
+		os_protect((void *)lo, old_len, prot);
+	if ((rc = os_remap_fixed(tmp, new_len, (void *)dest)) != 0) {
+		explicit_bzero(tmp, old_len);
+		os_unmap(tmp, new_len);
+		return rc;
+	}
+	if (prot != (PROT_READ | PROT_WRITE))
+		os_protect((void *)dest, new_len, prot);
+	carve(dest, dest + new_len);
+	if (dest != lo) {
+		if (flags & MREMAP_DONTUNMAP) {
+			/* the old range stays, empty: zeros, as anonymous memory */
+			if (!(prot & PROT_WRITE))
+				os_protect((void *)lo, old_len, PROT_READ | PROT_WRITE);
+			explicit_bzero((void *)lo, old_len);
+			if (!(prot & PROT_WRITE))
+				os_protect((void *)lo, old_len, prot);
+		} else {
+			carve(lo, lo + old_len);
+			os_unmap((void *)lo, old_len);
+		}
+	}
+	unsigned char small[INLINE_PAGES], *pv = small;
+	void *big = NULL;
+	size_t n = new_len / ps, big_len = (n + ps - 1) & ~(ps - 1);
+	if (n > INLINE_PAGES && os_map_anon(big_len, &big) == 0)
+		pv = big;
+	if (n <= INLINE_PAGES || big) /* the new part locked as the old was */
+		memset(pv, page, n);
+	if ((n > INLINE_PAGES && !big) || rec_add(dest, new_len, pv, wipe, by))
+		sm_fatal("adopt: no memory for the record of a locked range");
+	if (big)
+		os_unmap(big, big_len);
+	*out = dest;
+	return 0;
+}
+
+int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *to, void **out)
+{
+	uintptr_t lo = (uintptr_t)old, ps = os_page_size();
+	int saved = errno, rc = 0;
+
+	if (!any())
+		return 1;
+	/* what the kernel refuses whatever the memory is: its answer */
+	if ((flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP)) ||
+	    ((flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) && !(flags & MREMAP_MAYMOVE)) ||
+	    ((flags & MREMAP_DONTUNMAP) && old_len != new_len))
+		return 1;
+	old_len = (old_len + ps - 1) & ~(ps - 1);
+	new_len = (new_len + ps - 1) & ~(ps - 1);
+	int cancel = sm_cancel_off();
+	region_fork_lock();
+	if ((lo & (ps - 1)) || !touches(lo, lo + (old_len ? old_len : ps))) {
+		rc = 1; /* not ours: the kernel's call */
+		goto done;
+	}
+	struct adopted *a = holding(lo, lo + old_len);
+	if (old_len == 0 || new_len == 0 || !a) {
+		/* a second mapping of private memory is refused by the kernel
+		 * too; a range only partly adopted spans more than one mapping */
+		rc = old_len == 0 || new_len == 0 ? -EINVAL : -EFAULT;
+		goto done;
+	}
+	uintptr_t dest;
+	if (new_len > old_len || (flags & MREMAP_DONTUNMAP)) {
+		rc = grow(a, lo, old_len, new_len, flags, (uintptr_t)to, &dest);
+	} else {
+		size_t k = (lo - rec_lo(a)) / ps;
+		unsigned char small[INLINE_PAGES], *pv = small;
+		void *big = NULL;
+		size_t n = new_len / ps, big_len = (n + ps - 1) & ~(ps - 1);
+		int wipe = fork_bits(a);
+		const char *by = a->by;
+		if (n > INLINE_PAGES) {
+			if (os_map_anon(big_len, &big)) {
+				rc = -ENOMEM;
+				goto done;
+			}
+			pv = big;
+		}
+		memcpy(pv, a->reg.prot + k, n);
+		void *r;
+		rc = os_pass_mremap(old, old_len, new_len, flags, to, &r);
+		if (!rc) {
+			dest = (uintptr_t)r;
+			carve(lo, lo + old_len);
+			carve(dest, dest + new_len);
+			if (rec_add(dest, new_len, pv, wipe, by))
+				sm_fatal("adopt: no memory for the record of a locked range");
+		}
+		if (big)
+			os_unmap(big, big_len);
+	}
+	if (!rc)
+		*out = (void *)dest;
+done:
+	region_fork_unlock();
+	sm_cancel_restore(cancel);
+	errno = saved;
+	return rc;
+}
+
+/*
+ * [lo, hi) of a record back to ordinary private memory (same contents and
+ * protections): the memory returns to an allocator that manages it with
+ * calls the module does not see (glibc's free and realloc).
+ */
+static void release_part(struct adopted *a, uintptr_t lo, uintptr_t hi)
+{
+	size_t ps = os_page_size(), len = hi - lo;
+	void *tmp;
+
+	if (os_map_anon(len, &tmp))
+		return; /* it stays secret, and recorded */
+	for (uintptr_t p = lo; p < hi; p += ps) {
+		int prot = PROT_OF(a->reg.prot[(p - rec_lo(a)) / ps]);
+		if (!(prot & PROT_READ))
+			os_protect((void *)p, ps, PROT_READ);
+		sm_copy((unsigned char *)tmp + (p - lo), (const void *)p, ps);
+		if (!(prot & PROT_READ))
+			os_protect((void *)p, ps, prot);
+	}
+	unsigned char *prot = a->reg.prot + (lo - rec_lo(a)) / ps;
+	if (os_remap_fixed(tmp, len, (void *)lo)) {
+		explicit_bzero(tmp, len);
+		os_unmap(tmp, len);
+		return;
+	}
+	for (size_t i = 0; i < len / ps; i++)
+		if (PROT_OF(prot[i]) != (PROT_READ | PROT_WRITE))
+			os_protect((void *)(lo + i * ps), ps, PROT_OF(prot[i]));
+	carve(lo, hi);
+}
+
+void sm_adopt_release(const void *addr, size_t len)
+{
+	size_t ps = os_page_size();
+	uintptr_t lo = ((uintptr_t)addr + ps - 1) & ~(uintptr_t)(ps - 1), hi = page_down((uintptr_t)addr + len);
+
+	if (!any() || lo >= hi)
+		return;
+	int cancel = sm_cancel_off();
+	region_fork_lock();
+	for (struct adopted *a = records, *next; a && rec_lo(a) < hi; a = next) {
+		next = a->next;
+		uintptr_t s = rec_lo(a) > lo ? rec_lo(a) : lo, e = rec_hi(a) < hi ? rec_hi(a) : hi;
+		if (s < e)
+			release_part(a, s, e);
+	}
+	region_fork_unlock();
+	sm_cancel_restore(cancel);
+}
+
+/* ---- figures ---------------------------------------------------------------------- */
+
+void sm_adopt_totals(size_t *ranges, size_t *bytes)
+{
+	region_fork_lock();
+	*ranges = rec_count;
+	*bytes = rec_bytes;
+	region_fork_unlock();
+}
+
+void sm_adopt_each(void (*fn)(const void *addr, size_t len, const char *by, void *arg), void *arg)
+{
+	region_fork_lock();
+	for (struct adopted *a = records; a; a = a->next)
+		fn(a->reg.data, a->reg.size, a->by, arg);
+	region_fork_unlock();
+}
+
+/* ---- fork (fork.c, with the list lock held) ------------------------------------- */
+
+struct prune {
+	struct adopted *cur;
+	uintptr_t covered; /* of cur: secret memory up to here */
+	uintptr_t gap[64][2];
+	int ngaps;
+};
+
+static void prune_gap(struct prune *p, uintptr_t lo, uintptr_t hi)
+{
+	if (lo < hi && p->ngaps < 64) {
+		p->gap[p->ngaps][0] = lo;
+		p->gap[p->ngaps][1] = hi;
+		p->ngaps++;
+	}
+}
+
+static int prune_line(const struct sm_mapline *m, void *arg)
+{
+	struct prune *p = arg;
+
+	while (p->cur && m->hi > p->covered) {
+		struct adopted *a = p->cur;
+		if (m->lo >= rec_hi(a)) { /* a's end is not covered */
+			prune_gap(p, p->covered, rec_hi(a));
+			p->cur = a->next;
+			p->covered = p->cur ? rec_lo(p->cur) : 0;
+			continue;
+		}
+		if (m->lo > p->covered)
+			prune_gap(p, p->covered, m->lo);
+		uintptr_t e = m->hi < rec_hi(a) ? m->hi : rec_hi(a);
+		if (!sm_mapline_secret(m))
+			prune_gap(p, m->lo > p->covered ? m->lo : p->covered, e);
+		p->covered = e;
+		if (e == rec_hi(a)) {
+			p->cur = a->next;
+			p->covered = p->cur ? rec_lo(p->cur) : 0;
+		} else {
+			break;
+		}
+	}
+	return p->cur ? 0 : 1;
+}
+
+void sm_adopt_fork_prune(void)
+{
+	static struct prune p;
+
+	if (!records)
+		return;
+	p.cur = records;
+	p.covered = rec_lo(records);
+	p.ngaps = 0;
+	if (sm_maps_walk(maps_buf, sizeof(maps_buf), prune_line, &p) < 0)
+		return;
+	for (struct adopted *a = p.cur; a; a = a->next) /* past the last line */
+		prune_gap(&p, a == p.cur ? p.covered : rec_lo(a), rec_hi(a));
+	for (int i = 0; i < p.ngaps; i++)
+		carve(p.gap[i][0], p.gap[i][1]);
+}
+
+/* Runs of r's pages whose protection lacks PROT_READ: made readable for the
+ * copy (on) or given their protection back. */
+void sm_adopt_fork_readable(const struct region *r, int on)
+{
+	size_t ps = os_page_size(), n = r->size / ps;
+
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		int prot = PROT_OF(r->prot[i]);
+		while (j < n && PROT_OF(r->prot[j]) == prot)
+			j++;
+		if (!(prot & PROT_READ))
+			os_protect(r->data + i * ps, (j - i) * ps, on ? PROT_READ : prot);
+		i = j;
+	}
+}
+
+int sm_adopt_fork_apply(const struct region *r)
+{
+	size_t ps = os_page_size(), n = r->size / ps;
+
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		int prot = PROT_OF(r->prot[i]);
+		while (j < n && PROT_OF(r->prot[j]) == prot)
+			j++;
+		if (prot != (PROT_READ | PROT_WRITE) && os_protect(r->data + i * ps, (j - i) * ps, prot))
+			return -EFAULT;
+		i = j;
+	}
+	return 0;
+}

@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * t_heap_lock_adopt - heap mode makes the memory a program locks itself
+ * secret memory (heap/mmcalls.c, src/adopt.c), and the program's later
+ * calls on it keep their meaning.
+ *
+ * calls (this program run again, plain and in heap mode, as root and as an
+ * ordinary user under `ulimit -l 8192`): it maps and locks memory of its
+ * own and then uses it as libraries do - munlock, mprotect (guard pages,
+ * read-only pages), madvise (DONTDUMP, DONTNEED and FREE of locked and of
+ * unlocked pages, WIPEONFORK, a bad advice), fork (the child reads its copy,
+ * its guard page faults, its writes stay its own), mremap (grow, shrink,
+ * refused growth), munmap of a page and of the rest, a second mlock,
+ * mlock2(MLOCK_ONFAULT), mlock2 with bad flags, mmap(MAP_LOCKED), mlock and
+ * munlock of a malloc()ed buffer, mlock of unmapped memory.  Every result
+ * line must be the same in heap mode as plain; the "secret" lines (from
+ * /proc/self/maps) must say "yes" in heap mode and "no" plain.
+ *
+ * scan (root): a random key in a range locked with mlock between guard
+ * pages, one locked with mlock2(MLOCK_ONFAULT) and one mapped with
+ * MAP_LOCKED.  Reading the running program through /proc/PID/mem finds
+ * the key in all three plain (the control) and nowhere in heap mode; the
+ * heap figures page counts the adopted ranges.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "heaprig.h"
+#include "tlib.h"
+
+#define PS 4096
+#define LEN (16 * PS)
+
+static sigjmp_buf jb;
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(jb, 1);
+}
+
+/* 1 if reading p faults. */
+static int faults(const volatile unsigned char *p)
+{
+	struct sigaction sa = { .sa_handler = on_segv }, old;
+	int f = 0;
+
+	sigaction(SIGSEGV, &sa, &old);
+	if (sigsetjmp(jb, 1) == 0)
+		(void)*p;
+	else
+		f = 1;
+	sigaction(SIGSEGV, &old, NULL);
+	return f;
+}
+
+/* Whether every page of [p, p+len) is secret memory: "yes", "no", "part". */
+static const char *secret(const void *p, size_t len)
+{
+	uintptr_t lo = (uintptr_t)p, hi = lo + len, covered = 0, other = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return "unknown";
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx", &a, &b) != 2 || b <= lo || a >= hi)
+			continue;
+		size_t n = (b < hi ? b : hi) - (a > lo ? a : lo);
+		if (strstr(line, "/secretmem"))
+			covered += n;
+		else
+			other += n;
+	}
+	fclose(f);
+	return covered == len ? "yes" : covered ? "part" : other ? "no" : "unmapped";
+}
+
+static unsigned sum(const unsigned char *p, size_t len)
+{
+	unsigned s = 0;
+
+	for (size_t i = 0; i < len; i++)
+		s = s * 31 + p[i];
+	return s;
+}
+
+static int all(const unsigned char *p, size_t len, unsigned char v)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != v)
+			return 0;
+	return 1;
+}
+
+static void *anon(size_t len, int flags)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+
+	if (p == MAP_FAILED) {
+		printf("mmap: %s\n", strerror(errno));
+		exit(1);
+	}
+	return p;
+}
+
+/* munmap(2) without the C library (and so without heap mode's munmap). */
+static long raw_munmap(void *p, size_t len)
+{
+#if defined(__x86_64__)
+	long r;
+	__asm__ __volatile__("syscall" : "=a"(r) : "a"((long)SYS_munmap), "D"(p), "S"(len) : "rcx", "r11", "memory");
+	return r;
+#else
+	return munmap(p, len);
+#endif
+}
+
+static const char *rc(int r)
+{
+	return r == 0 ? "0" : strerror(errno);
+}
+
+static int scan(int fd)
+{
+	unsigned char *a = anon(LEN, 0), *b = anon(LEN, 0);
+
+	/* guard pages at both ends, as libsodium and OpenSSL lay them out */
+	if (mprotect(a, PS, PROT_NONE) || mprotect(a + LEN - PS, PS, PROT_NONE))
+		return 1;
+	memset(a + PS, 0x5a, LEN - 2 * PS);
+	if (mlock(a + PS, LEN - 2 * PS))
+		return printf("mlock: %s\n", strerror(errno)), 1;
+	if (mlock2(b, LEN, MLOCK_ONFAULT))
+		return printf("mlock2: %s\n", strerror(errno)), 1;
+	unsigned char *c = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED, -1, 0);
+	if (c == MAP_FAILED)
+		return printf("mmap MAP_LOCKED: %s\n", strerror(errno)), 1;
+	/* the key is made in locked memory and copied a byte at a time */
+	if (getrandom(a + 3 * PS, 32, 0) != 32)
+		return 1;
+	for (int i = 0; i < 32; i++) {
+		((volatile unsigned char *)b)[5 * PS + i] = a[3 * PS + i];
+		((volatile unsigned char *)c)[7 * PS + i] = a[3 * PS + i];
+	}
+	if (write(fd, a + 3 * PS, 32) != 32)
+		return 1;
+	close(fd);
+	printf("secret mlock %s mlock2 %s map_locked %s\n", secret(a + PS, LEN - 2 * PS), secret(b, LEN), secret(c, LEN));
+	printf("ready\n");
+	fflush(stdout);
+	pause();
+	return 0;
+}
+
+static int calls(void)
+{
+	unsigned char *p = anon(LEN, 0);
+
+	for (size_t i = 0; i < LEN; i++)
+		p[i] = (unsigned char)(i * 7 + 1);
+	unsigned before = sum(p, LEN);
+	printf("mlock: %s\n", rc(mlock(p, LEN)));
+	printf("contents kept: %d\n", sum(p, LEN) == before);
+	printf("secret after mlock %s\n", secret(p, LEN));
+	printf("mlock again: %s\n", rc(mlock(p + PS, 2 * PS)));
+	printf("mprotect none: %s\n", rc(mprotect(p, PS, PROT_NONE)));
+	printf("guard faults: %d, next page readable: %d\n", faults(p), !faults(p + PS));
+	printf("mprotect read-only: %s\n", rc(mprotect(p + 2 * PS, PS, PROT_READ)));
+	printf("read-only page read: %d\n", p[2 * PS + 5] == (unsigned char)((2 * PS + 5) * 7 + 1));
+	printf("munlock: %s\n", rc(munlock(p + PS, 4 * PS)));
+	printf("after munlock: %d\n", p[3 * PS] == (unsigned char)(3 * PS * 7 + 1));
+	printf("madvise dontdump: %s\n", rc(madvise(p, LEN, MADV_DONTDUMP)));
+	/* locked pages refuse it; pages unlocked above are emptied */
+	printf("madvise dontneed of locked pages: %s\n", rc(madvise(p + 4 * PS, 2 * PS, MADV_DONTNEED)));
+	printf("madvise dontneed: %s\n", rc(madvise(p + 3 * PS, 2 * PS, MADV_DONTNEED)));
+	printf("zero after dontneed: %d, next kept: %d\n", all(p + 3 * PS, 2 * PS, 0),
+	       p[5 * PS] == (unsigned char)(5 * PS * 7 + 1));
+	printf("madvise free of locked pages: %s\n", rc(madvise(p + 6 * PS, PS, MADV_FREE)));
+	printf("munlock: %s\n", rc(munlock(p + 6 * PS, PS)));
+	printf("madvise free: %s\n", rc(madvise(p + 6 * PS, PS, MADV_FREE)));
+	printf("madvise willneed: %s\n", rc(madvise(p + 7 * PS, PS, MADV_WILLNEED)));
+	printf("madvise bad advice: %s\n", rc(madvise(p, PS, 12345)));
+
+	/* fork: the child reads its own copy, and its writes stay its own */
+	unsigned at_fork = sum(p + 8 * PS, 8 * PS);
+	int pipefd[2];
+	if (pipe(pipefd))
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		unsigned s = sum(p + 8 * PS, 8 * PS);
+		int guard = faults(p), ro = faults(p + 2 * PS);
+		memset(p + 8 * PS, 0xee, PS);
+		char msg[80];
+		int n = snprintf(msg, sizeof(msg), "%d %d %d\n", s == at_fork, guard, !ro);
+		_exit(write(pipefd[1], msg, (size_t)n) == n ? 0 : 1);
+	}
+	int st;
+	char got[80] = "";
+	close(pipefd[1]);
+	ssize_t n = read(pipefd[0], got, sizeof(got) - 1);
+	got[n > 0 ? n : 0] = '\0';
+	waitpid(pid, &st, 0);
+	printf("child: same contents, guard faults, read-only readable: %s", got);
+	printf("parent unchanged by child: %d\n", sum(p + 8 * PS, 8 * PS) == at_fork);
+
+	printf("madvise wipeonfork: %s\n", rc(madvise(p + 8 * PS, 8 * PS, MADV_WIPEONFORK)));
+	pid = fork();
+	if (pid == 0)
+		_exit(all(p + 8 * PS, 8 * PS, 0) ? 0 : 3);
+	waitpid(pid, &st, 0);
+	printf("child of wipeonfork sees zeros: %d\n", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("madvise keeponfork: %s\n", rc(madvise(p + 8 * PS, 8 * PS, MADV_KEEPONFORK)));
+
+	/* mremap: grow (moves or not), the new part zero; shrink */
+	unsigned tail = sum(p + 8 * PS, 8 * PS);
+	unsigned char *q = mremap(p + 8 * PS, 8 * PS, 32 * PS, MREMAP_MAYMOVE);
+	printf("mremap grow: %s\n", q == MAP_FAILED ? strerror(errno) : "ok");
+	if (q == MAP_FAILED)
+		return 1;
+	printf("grown: kept %d, new part zero %d\n", sum(q, 8 * PS) == tail, all(q + 8 * PS, 24 * PS, 0));
+	printf("secret after grow %s\n", secret(q, 32 * PS));
+	unsigned char *r = mremap(q, 32 * PS, 4 * PS, 0);
+	printf("mremap shrink: %s, in place %d, kept %d\n", r == MAP_FAILED ? strerror(errno) : "ok", r == q,
+	       r != MAP_FAILED && sum(r, 4 * PS) == sum(q, 4 * PS));
+	printf("mremap without MAYMOVE over a neighbour: %s\n",
+	       mremap(p, PS, 64 * PS, 0) == MAP_FAILED ? strerror(errno) : "ok");
+
+	/* munmap of a part, then the rest */
+	printf("munmap a page: %s\n", rc(munmap(p + 3 * PS, PS)));
+	printf("unmapped page faults: %d, neighbour kept: %d\n", faults(p + 3 * PS),
+	       p[PS + 1] == (unsigned char)((PS + 1) * 7 + 1));
+	pid = fork();
+	if (pid == 0)
+		_exit(p[PS + 1] == (unsigned char)((PS + 1) * 7 + 1) ? 0 : 3);
+	waitpid(pid, &st, 0);
+	printf("child after partial munmap reads: %d\n", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("munmap rest: %s\n", rc(munmap(p, 8 * PS)));
+	printf("munmap shrunk: %s\n", rc(munmap(r, 4 * PS)));
+
+	/* mlock2 on fault, MAP_LOCKED, a malloc()ed buffer */
+	unsigned char *o = anon(LEN, 0);
+	memset(o, 0x33, PS);
+	printf("mlock2 onfault: %s\n", rc(mlock2(o, LEN, MLOCK_ONFAULT)));
+	printf("kept: %d\n", all(o, PS, 0x33));
+	printf("secret after mlock2 %s\n", secret(o, LEN));
+	printf("mlock2 bad flags: %s\n", rc(mlock2(o, LEN, 0x100)));
+	unsigned char *m = mmap(NULL, LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED, -1, 0);
+	printf("mmap locked: %s, zero %d\n", m == MAP_FAILED ? strerror(errno) : "ok", m != MAP_FAILED && all(m, LEN, 0));
+	if (m != MAP_FAILED)
+		printf("secret after MAP_LOCKED %s\n", secret(m, LEN));
+	unsigned char *h = malloc(1000);
+	printf("mlock of a malloc block: %s\n", rc(mlock(h, 1000)));
+	printf("munlock of it: %s\n", rc(munlock(h, 1000)));
+	printf("mlock of unmapped memory: %s\n", rc(mlock(r, PS)));
+	free(h);
+
+	/* a block of glibc's (above the heap module's 1 MiB threshold) that the
+	 * program locks, then grows: glibc moves it with its own mremap */
+	size_t big = (size_t)2 << 20;
+	unsigned char *g = malloc(big);
+	if (!g)
+		return 1;
+	memset(g, 0x44, big);
+	unsigned char *gl = (unsigned char *)(((uintptr_t)g + 2 * PS) & ~(uintptr_t)(PS - 1));
+	printf("mlock of a large block: %s\n", rc(mlock(g, big)));
+	printf("secret after mlock of a large block %s\n", secret(gl, 32 * PS));
+	g = realloc(g, 2 * big);
+	printf("grown: %d\n", g && all(g, big, 0x44));
+	pid = g ? fork() : -1;
+	if (pid == 0)
+		_exit(all(g, big, 0x44) ? 0 : 3);
+	waitpid(pid, &st, 0);
+	printf("child reads the grown block: %d\n", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	free(g);
+
+	/* made executable (secret memory cannot be: it goes back to ordinary
+	 * memory), kept from children */
+	unsigned char *x = anon(LEN, 0);
+	memset(x, 0x21, LEN);
+	printf("mlock: %s\n", rc(mlock(x, LEN)));
+	printf("mprotect exec: %s\n", rc(mprotect(x, PS, PROT_READ | PROT_EXEC)));
+	printf("executable page kept: %d, rest kept: %d\n", all(x, PS, 0x21), all(x + PS, LEN - PS, 0x21));
+	printf("madvise dontfork: %s\n", rc(madvise(x + PS, LEN - PS, MADV_DONTFORK)));
+	pid = fork();
+	if (pid == 0)
+		_exit(x[2 * PS] == 0x21 ? 0 : 3);
+	waitpid(pid, &st, 0);
+	printf("child of dontfork: %s\n", tl_status_str(st));
+	printf("madvise dofork: %s\n", rc(madvise(x + PS, LEN - PS, MADV_DOFORK)));
+	pid = fork();
+	if (pid == 0)
+		_exit(all(x + PS, LEN - PS, 0x21) ? 0 : 3);
+	waitpid(pid, &st, 0);
+	printf("child of dofork: %s\n", tl_status_str(st));
+	printf("munmap: %s\n", rc(munmap(x, LEN)));
+
+	/* locked memory unmapped by a raw system call, which no interposer
+	 * sees: the next fork must not trip over it */
+	unsigned char *u = anon(LEN, 0);
+	printf("mlock before a raw munmap: %s\n", rc(mlock(u, LEN)));
+	printf("raw munmap: %ld\n", raw_munmap(u, LEN));
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, &st, 0);
+	printf("fork after it: %d\n", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	printf("done\n");
+	return 0;
+}
+
+/* ---- the test ----------------------------------------------------------- */
+
+static char self[PATH_MAX];
+
+/* Lines of out without the "secret " ones into res; each secret line must
+ * end in want (every field "yes" or "no"). */
+static void split(const char *out, char *res, size_t len, const char *want, const char *what)
+{
+	char copy[16384], *save = NULL;
+	int secrets = 0;
+
+	snprintf(copy, sizeof(copy), "%s", out);
+	res[0] = '\0';
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(l, "secret ", 7) == 0) {
+			secrets++;
+			const char *v = strrchr(l, ' ') + 1;
+			TL_CHECK(strcmp(v, want) == 0, "%s: \"%s\": not %s", what, l, want);
+			continue;
+		}
+		snprintf(res + strlen(res), len - strlen(res), "%s\n", l);
+	}
+	TL_CHECK(secrets == 5, "%s: %d lines about secret memory, not 5", what, secrets);
+	TL_CHECK(strstr(res, "done\n"), "%s: did not finish:\n%s", what, out);
+}
+
+static void calls_both(size_t memlock, const char *who)
+{
+	static char plain[16384], heap[16384], rp[16384], rh[16384];
+	char what[64];
+
+	int st = hr_run_user(self, "calls", 0, NULL, memlock, plain, sizeof(plain));
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s, plain: %s\n%s", who, tl_status_str(st), plain);
+	static const char *const report[] = { "SECRETMEM_REPORT=1", NULL };
+	st = hr_run_user(self, "calls", 1, report, memlock, heap, sizeof(heap));
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s, heap mode: %s\n%s", who, tl_status_str(st), heap);
+	snprintf(what, sizeof(what), "%s, plain", who);
+	split(plain, rp, sizeof(rp), "no", what);
+	snprintf(what, sizeof(what), "%s, heap mode", who);
+	/* --report: a line per range still adopted at exit, and who locked it */
+	TL_CHECK(strstr(heap, ", adopted ") && strstr(heap, "bytes), locked by "),
+		 "%s: the report does not list the adopted ranges:\n%s", what, heap);
+	char *cut;
+	while ((cut = strstr(heap, "secretmem-heap: ")) != NULL) { /* not the program's */
+		char *end = strchr(cut, '\n');
+		memmove(cut, end ? end + 1 : cut + strlen(cut), strlen(end ? end + 1 : cut + strlen(cut)) + 1);
+	}
+	split(heap, rh, sizeof(rh), "yes", what);
+	if (strcmp(rp, rh) != 0) {
+		printf("plain:\n%s\nheap mode:\n%s", rp, rh);
+		TL_FAIL("%s: heap mode changed what the calls return", who);
+	}
+	int lines = 0;
+	for (const char *c = rh; *c; c++)
+		lines += *c == '\n';
+	printf("%s: %d result lines, the same plain and in heap mode; locked memory secret in heap mode\n", who, lines);
+}
+
+static unsigned char key[32];
+
+/* Copies of the key (16-byte pieces at 0, 8 and 16) in readable memory of
+ * pid; *stack: those in its [stack]. */
+static int scan_pid(pid_t pid, int *stack)
+{
+	char path[64], line[4096];
+	int total = 0;
+
+	*stack = 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	TL_CHECK(f && fd >= 0, "open maps/mem of %d", (int)pid);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) != 3 || perms[0] != 'r')
+			continue;
+		unsigned char *buf = malloc(e - s);
+		TL_CHECK(buf, "malloc");
+		ssize_t got = pread(fd, buf, e - s, (off_t)s);
+		int h = 0;
+		for (int o = 0; got > 0 && o <= 16; o += 8)
+			h += tl_contains(buf, (size_t)got, key + o, 16);
+		if (h) {
+			line[strcspn(line, "\n")] = '\0';
+			printf("  %d in %s\n", h, line);
+			if (strstr(line, "[stack]"))
+				*stack += h;
+			else
+				total += h;
+		}
+		free(buf);
+	}
+	fclose(f);
+	close(fd);
+	return total;
+}
+
+static int scan_run(int heap, struct sm_heap_stats *st)
+{
+	int kp[2], out[2], stack;
+	char buf[256] = "";
+
+	TL_CHECK(pipe(kp) == 0 && pipe(out) == 0, "pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		char fdarg[16];
+		dup2(out[1], 1);
+		dup2(kp[1], 9);
+		snprintf(fdarg, sizeof(fdarg), "9");
+		if (heap)
+			setenv("LD_PRELOAD", hr_module(), 1);
+		execl(self, self, "scan", fdarg, (char *)NULL);
+		_exit(127);
+	}
+	close(kp[1]);
+	close(out[1]);
+	TL_CHECK(read(kp[0], key, 32) == 32, "no key from the program");
+	ssize_t n = 0, r;
+	while (!strstr(buf, "ready") && (r = read(out[0], buf + n, sizeof(buf) - 1 - (size_t)n)) > 0) {
+		n += r;
+		buf[n] = '\0';
+	}
+	TL_CHECK(strstr(buf, "ready"), "the program did not get ready: %s", buf);
+	printf("%s: %s", heap ? "heap mode" : "control", buf);
+	TL_CHECK(strstr(buf, heap ? "mlock yes mlock2 yes map_locked yes" : "mlock no mlock2 no map_locked no"),
+		 "%s: the locked ranges are not what they should be", heap ? "heap mode" : "control");
+	int hits = scan_pid(pid, &stack);
+	printf("%s: %d copies of the key outside the stack, %d on the stack\n", heap ? "heap mode" : "control", hits,
+	       stack);
+	memset(st, 0, sizeof(*st));
+	if (heap) {
+		TL_CHECK(hr_stats(pid, st) == 0, "no heap figures page");
+		/* secretmem status says it, beside the heap's bytes */
+		char cmd[PATH_MAX + 64], line[4096], want[64];
+		int seen = 0;
+		snprintf(cmd, sizeof(cmd), "%s status", tl_build_path("secretmem"));
+		snprintf(want, sizeof(want), "adopted %d bytes in 3 ranges", (14 + 16 + 16) * 4096);
+		FILE *f = popen(cmd, "r");
+		TL_CHECK(f, "popen");
+		while (fgets(line, sizeof(line), f))
+			seen += strstr(line, want) != NULL;
+		pclose(f);
+		TL_CHECK(seen == 1, "secretmem status does not say \"%s\"", want);
+		printf("secretmem status: \"%s\"\n", want);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(kp[0]);
+	close(out[0]);
+	return hits;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && strcmp(argv[1], "scan") == 0)
+		return scan(atoi(argv[2]));
+	if (argc == 2 && strcmp(argv[1], "calls") == 0)
+		return calls();
+	tl_need_secretmem();
+	hr_module();
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	TL_CHECK(n > 0, "readlink");
+	self[n] = '\0';
+	calls_both(0, geteuid() == 0 ? "root" : "this user");
+	if (geteuid() == 0)
+		calls_both((size_t)8192 << 10, "uid 65534, ulimit -l 8192");
+	if (geteuid() != 0) {
+		printf("the scan skipped: needs root (reads another process through /proc/PID/mem)\n");
+		return TL_PASS;
+	}
+	struct sm_heap_stats st;
+	TL_CHECK(scan_run(0, &st) >= 3, "control: the key was not found in all three ranges (the scan is blind)");
+	TL_CHECK(scan_run(1, &st) == 0, "heap mode: the key was found outside the stack");
+	printf("heap mode: %llu adopted ranges, %llu bytes\n", (unsigned long long)st.adopted_ranges,
+	       (unsigned long long)st.adopted_bytes);
+	TL_CHECK(st.adopted_ranges == 3 && st.adopted_bytes == (14 + 16 + 16) * 4096,
+		 "the figures page does not count the three ranges");
+	printf("pass\n");
+	return TL_PASS;
+}
