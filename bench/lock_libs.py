@@ -9,6 +9,9 @@ plain and under libsecretmem-heap.so (LD_PRELOAD, with the environment of
 alternating.  Prints per round the heap/plain ratio of wall time and of CPU
 time (user + system, from wait4) and, for openssl speed, of its sign/s and
 verify/s; then the median and range [min-max] of each ratio over the rounds.
+MODS="name=path name2=path2" compares several builds of the module (say,
+before and after a change) with plain in the same rounds, their order
+rotating (default: heap=BUILD/libsecretmem-heap.so).
 
 gpg: a fresh GNUPGHOME in a temporary directory, a key made with
 --quick-gen-key (no passphrase, its agent started plainly before the
@@ -29,23 +32,26 @@ import time
 
 ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 7
 BUILD = os.environ.get("BUILD", "build")
-MOD = os.path.realpath(os.path.join(BUILD, "libsecretmem-heap.so"))
+MODS = [tuple(m.split("=", 1)) for m in os.environ.get(
+    "MODS", "heap=" + os.path.join(BUILD, "libsecretmem-heap.so")).split()]
+MODS = [(n, os.path.realpath(p)) for n, p in MODS]
 MSG_MIB = int(os.environ.get("MSG_MIB", "16"))
 GPG_REPS = int(os.environ.get("GPG_REPS", "3"))
 
 
-def env_for(heap):
+def env_for(mod):
+    """The environment of a run: plain (mod None) or with the module."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    if heap:
-        env.update(LD_PRELOAD=MOD, PYTHONMALLOC="malloc", G_SLICE="always-malloc")
+    if mod:
+        env.update(LD_PRELOAD=mod, PYTHONMALLOC="malloc", G_SLICE="always-malloc")
     return env
 
 
-def run(argv, heap, capture=False):
+def run(argv, mod, capture=False):
     """(wall seconds, cpu seconds, stdout) of one run; fails on error."""
     t0 = time.monotonic()
-    p = subprocess.Popen(argv, env=env_for(heap), stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+    p = subprocess.Popen(argv, env=env_for(mod), stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
     out = p.stdout.read() if capture else b""
     err = p.stderr.read()
@@ -53,9 +59,9 @@ def run(argv, heap, capture=False):
     wall = time.monotonic() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
-        sys.exit("%s (%s) failed: %s\n%s" % (" ".join(argv), "heap" if heap else "plain", p.returncode,
+        sys.exit("%s (%s) failed: %s\n%s" % (" ".join(argv), mod or "plain", p.returncode,
                                               err.decode(errors="replace")))
-    if heap and b"secretmem-heap:" in err:
+    if mod and b"secretmem-heap:" in err:
         sys.exit("the module complained:\n" + err.decode(errors="replace"))
     return wall, ru.ru_utime + ru.ru_stime, out
 
@@ -65,8 +71,9 @@ def summary(name, values):
 
 
 def main():
-    if not os.path.exists(MOD):
-        sys.exit("%s is not built" % MOD)
+    for _, mod in MODS:
+        if not os.path.exists(mod):
+            sys.exit("%s is not built" % mod)
     tmp = tempfile.mkdtemp(prefix="secretmem-locklibs.")
     home = os.path.join(tmp, "gnupg")
     os.mkdir(home, 0o700)
@@ -87,33 +94,37 @@ def main():
               ROUNDS, os.uname().release, os.cpu_count(), open("/proc/loadavg").read().split()[:3]))
         print("# gpg: %s (x%d per run), %d MiB message" % (" ".join(dec), GPG_REPS, MSG_MIB))
         print("# openssl: %s" % " ".join(speed))
-        print("# module: %s" % MOD)
-        ratios = {k: [] for k in ("gpg wall", "gpg cpu", "openssl wall", "openssl cpu", "openssl sign/s",
-                                  "openssl verify/s")}
+        for name, mod in MODS:
+            print("# %s: %s" % (name, mod))
+        keys = ("gpg wall", "gpg cpu", "openssl wall", "openssl cpu", "openssl sign/s", "openssl verify/s")
+        ratios = {name: {k: [] for k in keys} for name, _ in MODS}
+        runs = [("plain", None)] + MODS
         for r in range(ROUNDS):
             res = {}
-            for heap in ((0, 1) if r % 2 == 0 else (1, 0)):
+            for name, mod in runs[r % len(runs):] + runs[:r % len(runs)]:
                 w = c = 0.0
                 for _ in range(GPG_REPS):
-                    dw, dc, _ = run(dec, heap)
+                    dw, dc, _ = run(dec, mod)
                     w += dw
                     c += dc
-                sw, sc, out = run(speed, heap, capture=True)
+                sw, sc, out = run(speed, mod, capture=True)
                 m = re.search(rb"^rsa\s+2048 bits\s+\S+s\s+\S+s\s+([\d.]+)\s+([\d.]+)", out, re.M)
                 if not m:
                     sys.exit("no rsa 2048 line in openssl speed's output:\n" + out.decode())
-                res[heap] = (w, c, sw, sc, float(m.group(1)), float(m.group(2)))
-            p, h = res[0], res[1]
-            row = [h[0] / p[0], h[1] / p[1], h[2] / p[2], h[3] / p[3], h[4] / p[4], h[5] / p[5]]
-            for k, v in zip(ratios, row):
-                ratios[k].append(v)
-            print("round %d: gpg wall %.3f/%.3f s cpu %.3f/%.3f s; openssl wall %.2f/%.2f s cpu %.2f/%.2f s "
-                  "sign/s %.0f/%.0f verify/s %.0f/%.0f (heap/plain)" %
-                  (r + 1, h[0], p[0], h[1], p[1], h[2], p[2], h[3], p[3], h[4], p[4], h[5], p[5]))
-            print("  ratios heap/plain: " + ", ".join("%s %.3f" % (k, v) for k, v in zip(ratios, row)))
-        print("# heap/plain ratio over %d rounds" % ROUNDS)
-        for k, v in ratios.items():
-            summary(k, v)
+                res[name] = (w, c, sw, sc, float(m.group(1)), float(m.group(2)))
+            p = res["plain"]
+            print("round %d: plain: gpg wall %.3f s cpu %.3f s; openssl wall %.2f s cpu %.2f s sign/s %.0f "
+                  "verify/s %.0f" % ((r + 1,) + p))
+            for name, _ in MODS:
+                h = res[name]
+                row = [h[i] / p[i] for i in range(6)]
+                for k, v in zip(keys, row):
+                    ratios[name][k].append(v)
+                print("  %s/plain: " % name + ", ".join("%s %.3f" % (k, v) for k, v in zip(keys, row)))
+        for name, _ in MODS:
+            print("# %s/plain ratio over %d rounds" % (name, ROUNDS))
+            for k, v in ratios[name].items():
+                summary(k, v)
     finally:
         subprocess.run(["gpgconf", "--homedir", home, "--kill", "gpg-agent"], stderr=subprocess.DEVNULL)
         shutil.rmtree(tmp, ignore_errors=True)
