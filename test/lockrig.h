@@ -38,8 +38,9 @@ struct lr_case {
 /*
  * The proof: fresh random keys; a plain run must print exactly the
  * expected text, as root and as uid 65534; a root scan of a waiting plain
- * run (root and uid 65534) must find every key outside the stack (the
- * control: the scan sees the library's locked memory).  Then (skipped with
+ * run (root and uid 65534), and of its fork child that kept its copy, must
+ * find every key outside the stack (the control: the scan sees the
+ * library's locked memory).  Then (skipped with
  * heap_need_module's reason when the module cannot be tested) heap mode:
  * the same text, as root and as uid 65534, and no copy of any key outside
  * the stack.  As non-root the scans are skipped ("needs root") after the

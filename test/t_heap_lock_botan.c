@@ -9,7 +9,8 @@
  * mode's secret memory counts as locked too) and the key's checksum, forks
  * (the child reads it back and overwrites its copy; the parent's stays
  * intact), then frees it.  Control (no module): exactly the expected
- * output, and a root scan through /proc/PID/mem finds the key outside the
+ * output, and a root scan through /proc/PID/mem (of the program and of a fork child
+ * that kept its copy) finds the key outside the
  * stack.  Heap mode: the same output and no copy outside the stack.  Each
  * is run as root and as uid 65534 under `ulimit -l 8192` (without root only
  * the output checks run).  In a sanitizer build the helper is built with

@@ -10,7 +10,8 @@
  * and each key's checksum, forks (the child reads them back and overwrites
  * its copies; the parent's stay intact), then frees them.  Control (no
  * module): exactly the expected output, and a root scan through
- * /proc/PID/mem finds both keys outside the stack.  Heap mode: the same
+ * /proc/PID/mem (of the program and of a fork child
+ * that kept its copy) finds both keys outside the stack.  Heap mode: the same
  * output and no copy outside the stack.  Each is run as root and as uid
  * 65534 under `ulimit -l 8192` (without root only the output checks run).
  * gpg's own use of the pool: t_heap_lock_gpg.  Shared rig: lockrig.c.

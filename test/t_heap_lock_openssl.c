@@ -12,7 +12,8 @@
  * back and overwrites its copies; the parent's stay intact), then frees
  * them and ends the secure heap (CRYPTO_secure_malloc_done).  Control (no
  * module): exactly the expected output, and a root scan through
- * /proc/PID/mem finds both keys outside the stack.  Heap mode: the same
+ * /proc/PID/mem (of the program and of a fork child
+ * that kept its copy) finds both keys outside the stack.  Heap mode: the same
  * output and no copy outside the stack.  Each is run as root and as uid
  * 65534 under `ulimit -l 8192` (without root only the output checks run).
  * Shared rig: lockrig.c.

@@ -10,7 +10,8 @@
  * both keys back and overwrites them in its copy; the parent's stay
  * intact), then releases them (sodium_munlock, sodium_free's canary check).
  * Control (no module): the output is exactly as expected, and a root scan
- * through /proc/PID/mem finds both keys outside the stack.  Heap mode: the
+ * through /proc/PID/mem (of the program and of a fork child
+ * that kept its copy) finds both keys outside the stack.  Heap mode: the
  * same output - sodium_mlock() of a heap block returns 0, not -1 with
  * ENOMEM - and no copy of either key outside the stack.  Each is run as
  * root and as uid 65534 under `ulimit -l 8192`, the limit an ordinary user

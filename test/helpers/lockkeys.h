@@ -11,8 +11,9 @@
  * stdout, what each library call returned and a checksum of each key as it
  * reads it back, then forks: the child prints the checksums it reads and
  * overwrites the keys in its copy, the parent checks that its own keys are
- * unchanged after the child ended.  "wait": then "ready", and it waits to be
- * scanned; "once": it ends.  Everything printed depends only on the keys,
+ * unchanged after the child ended.  "wait": then it forks a child that
+ * keeps its copy of the keys ("keeper: PID"), prints "ready" and both wait
+ * to be scanned; "once": it ends.  Everything printed depends only on the keys,
  * so a plain run and a heap-mode run print the same text.
  */
 #ifndef SECRETMEM_LOCKKEYS_H
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +110,21 @@ static inline int lk_main(int argc, char **argv, const struct lk_ops *ops)
 	printf("child: %s %d\n", WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 	lk_sums(ops, "after the child: ");
 	if (strcmp(argv[2], "wait") == 0) {
+		/* a second child that keeps its copy of the keys, for the scan
+		 * of a fork child; it dies with this process */
+		pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			for (;;)
+				pause();
+		}
+		printf("keeper: %d\n", (int)pid);
 		printf("ready\n");
 		fflush(stdout);
 		for (;;)
