@@ -321,6 +321,11 @@ $(BUILD)/bench/heap_fork: bench/heap_fork.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $<
 
+# ---- heap mode's adoption of locked memory against the secret-page floor ----
+$(BUILD)/bench/adopt_bench: bench/adopt_bench.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $<
+
 # ---- fork benchmark (issue 10): how long fork() blocks under copy ----------
 $(BUILD)/bench/fork_bench: bench/fork/fork_bench.c $(STLIB)
 	@mkdir -p $(@D)

@@ -127,13 +127,15 @@ static void *map(void *addr, size_t len, int prot, int flags, int fd, off_t off,
 			!(prot & PROT_EXEC) && adopting();
 
 	/* MAP_POPULATE: the adoption faults every page in anyway */
+	int held = flags & MAP_FIXED ? sm_adopt_hold() : 0;
 	rc = os_pass_mmap(addr, len, prot, adopt ? flags & ~(MAP_LOCKED | MAP_POPULATE) : flags, fd, off, &p);
+	if (!rc && (flags & MAP_FIXED)) /* what it replaced */
+		sm_adopt_unmapped(p, len);
+	sm_adopt_unhold(held);
 	if (rc) {
 		errno = -rc;
 		return MAP_FAILED;
 	}
-	if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) /* what it replaced */
-		sm_adopt_unmapped(p, len);
 	if (adopt) {
 		rc = lock_range(p, len, 0, 1, ra);
 		if (rc) {
@@ -159,12 +161,13 @@ HP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
 
 HP_EXPORT int munmap(void *addr, size_t len)
 {
-	int rc = os_pass_munmap(addr, len);
+	int held = sm_adopt_hold(), rc = os_pass_munmap(addr, len);
 
-	if (!rc && sm_adopt_count) {
+	if (!rc && held)
 		sm_adopt_unmapped(addr, len);
+	sm_adopt_unhold(held);
+	if (held)
 		hp_adopt_figures();
-	}
 	return ret(rc);
 }
 
@@ -185,10 +188,11 @@ HP_EXPORT int mprotect(void *addr, size_t len, int prot)
 			       "memory cannot be executed)");
 		hp_adopt_figures();
 	}
-	int rc = os_pass_mprotect(addr, len, prot);
+	int held = sm_adopt_hold(), rc = os_pass_mprotect(addr, len, prot);
 
-	if (!rc && sm_adopt_count)
+	if (!rc && held)
 		sm_adopt_protected(addr, len, prot);
+	sm_adopt_unhold(held);
 	return ret(rc);
 }
 
@@ -212,9 +216,11 @@ HP_EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...
 	}
 	rc = sm_adopt_remap(old, old_len, new_len, flags, to, &p);
 	if (rc == 1) {
+		int held = flags & MREMAP_FIXED ? sm_adopt_hold() : 0;
 		rc = os_pass_mremap(old, old_len, new_len, flags, to, &p);
 		if (!rc && (flags & MREMAP_FIXED))
 			sm_adopt_unmapped(to, new_len); /* what it replaced */
+		sm_adopt_unhold(held);
 	}
 	hp_adopt_figures();
 	if (rc) {

@@ -149,19 +149,28 @@ static int fork_bits(const struct adopted *a)
 	return (a->reg.wipe ? FORK_WIPE : 0) | (a->reg.dontfork ? FORK_DONT : 0);
 }
 
-/* A record for [lo, lo+len), secret memory now; prot: each page's byte, or
- * NULL for PROT_READ|PROT_WRITE, locked, throughout; fork: FORK_* bits.
- * 0 or -ENOMEM. */
-static int rec_add(uintptr_t lo, size_t len, const unsigned char *prot, int fork, const char *by)
+/* Point a record at [lo, lo + its size). */
+static void rec_place(struct adopted *a, uintptr_t lo)
+{
+	a->reg.base = lo;
+	a->reg.data = (unsigned char *)lo;
+}
+
+/* A record for [lo, lo+len), not yet on the list (rec_link; rec_put to
+ * drop it): made before the memory changes, so that no memory can become
+ * secret without its record.  prot: each page's byte, or NULL for
+ * PROT_READ|PROT_WRITE, locked, throughout (the caller may fill it in
+ * later); fork: FORK_* bits.  NULL when there is no memory for it. */
+static struct adopted *rec_make(uintptr_t lo, size_t len, const unsigned char *prot, int fork, const char *by)
 {
 	struct adopted *a = rec_new();
 	size_t n = page_count(len);
 
 	if (!a)
-		return -ENOMEM;
+		return NULL;
 	if (rec_prot(a, n)) {
 		rec_put(a);
-		return -ENOMEM;
+		return NULL;
 	}
 	if (prot)
 		memcpy(a->reg.prot, prot, n);
@@ -178,6 +187,15 @@ static int rec_add(uintptr_t lo, size_t len, const unsigned char *prot, int fork
 	a->reg.wipe = (fork & FORK_WIPE) != 0;
 	a->reg.dontfork = (fork & FORK_DONT) != 0;
 	a->by = by;
+	return a;
+}
+
+static int rec_add(uintptr_t lo, size_t len, const unsigned char *prot, int fork, const char *by)
+{
+	struct adopted *a = rec_make(lo, len, prot, fork, by);
+
+	if (!a)
+		return -ENOMEM;
 	rec_link(a);
 	return 0;
 }
@@ -193,9 +211,9 @@ static uintptr_t rec_hi(const struct adopted *a)
 }
 
 /* Forget [lo, hi) of every record (no longer secret memory of ours, or
- * about to be replaced).  0, or -ENOMEM when a record to split could not
- * be made (the whole record is then forgotten: never a record of memory
- * that is not secret). */
+ * about to be replaced).  0, or -ENOMEM when the record of a part above hi
+ * could not be made: that part is then forgotten too (never a record of
+ * memory that is not secret: a child lacks it rather than fork failing). */
 static int carve(uintptr_t lo, uintptr_t hi)
 {
 	size_t ps = os_page_size();
@@ -345,22 +363,16 @@ static void set_prots(const struct seg *v, int from, int to)
 static int adopt_run(const struct seg *v, int from, int to, int fresh, const char *by)
 {
 	uintptr_t lo = v[from].lo, hi = v[to - 1].hi;
-	size_t len = hi - lo, ps = os_page_size(), n = len / ps;
+	size_t len = hi - lo, ps = os_page_size();
 	void *tmp;
 	int rc;
 
-	/* the protections first: an array too large to make leaves nothing done */
-	unsigned char small[INLINE_PAGES], *prot = small;
-	void *big = NULL;
-	size_t big_len = 0;
-	if (n > INLINE_PAGES) {
-		big_len = (n + ps - 1) & ~(ps - 1);
-		if (os_map_anon(big_len, &big))
-			return -ENOMEM;
-		prot = big;
-	}
+	/* the record first: without memory for it nothing is done */
+	struct adopted *a = rec_make(lo, len, NULL, 0, by);
+	if (!a)
+		return -ENOMEM;
 	for (int i = from; i < to; i++)
-		memset(prot + (v[i].lo - lo) / ps, v[i].prot | PAGE_LOCKED, (v[i].hi - v[i].lo) / ps);
+		memset(a->reg.prot + (v[i].lo - lo) / ps, v[i].prot | PAGE_LOCKED, (v[i].hi - v[i].lo) / ps);
 
 	int fd = sm_memfd_secret();
 	if (fd < 0) {
@@ -400,15 +412,10 @@ static int adopt_run(const struct seg *v, int from, int to, int fresh, const cha
 	}
 	set_prots(v, from, to);
 	carve(lo, hi); /* stale records of memory that was not ours any more */
-	rc = rec_add(lo, len, prot, 0, by);
-	if (rc) {
-		/* unrecorded secret memory would be dropped by fork: put
-		 * ordinary memory back rather than that */
-		sm_fatal("adopt: no memory for the record of a locked range");
-	}
+	rec_link(a);
+	return 0;
 out:
-	if (big)
-		os_unmap(big, big_len);
+	rec_put(a);
 	return rc;
 }
 
@@ -521,15 +528,30 @@ static int any(void)
 	return atomic_load_explicit(&sm_adopt_count, memory_order_relaxed) != 0;
 }
 
+int sm_adopt_hold(void)
+{
+	if (!any())
+		return 0;
+	int cancel = sm_cancel_off();
+	region_fork_lock();
+	return cancel | 2;
+}
+
+void sm_adopt_unhold(int held)
+{
+	if (!held)
+		return;
+	region_fork_unlock();
+	sm_cancel_restore(held & 1);
+}
+
 void sm_adopt_unmapped(const void *addr, size_t len)
 {
 	uintptr_t lo, hi;
 
 	if (!any() || round_range(addr, len, &lo, &hi))
 		return;
-	region_fork_lock();
 	carve(lo, hi);
-	region_fork_unlock();
 }
 
 void sm_adopt_protected(const void *addr, size_t len, int prot)
@@ -539,7 +561,6 @@ void sm_adopt_protected(const void *addr, size_t len, int prot)
 
 	if (!any() || round_range(addr, len, &lo, &hi))
 		return;
-	region_fork_lock();
 	for (struct adopted *a = records; a && rec_lo(a) < hi; a = a->next) {
 		uintptr_t s = rec_lo(a) > lo ? rec_lo(a) : lo, e = rec_hi(a) < hi ? rec_hi(a) : hi;
 		for (uintptr_t p = s; p < e; p += ps) {
@@ -547,7 +568,6 @@ void sm_adopt_protected(const void *addr, size_t len, int prot)
 			*b = (unsigned char)((*b & PAGE_LOCKED) | PROT_OF(prot));
 		}
 	}
-	region_fork_unlock();
 }
 
 /* Advice that only tunes what the kernel does: ignored where the kernel
@@ -681,19 +701,23 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 	for (uintptr_t p = lo; p < lo + old_len; p += ps)
 		if (PROT_OF(a->reg.prot[(p - rec_lo(a)) / ps]) != prot)
 			return -EFAULT; /* more than one mapping: the kernel says so too */
-	if (flags & MREMAP_FIXED) {
-		if ((to & (ps - 1)) || (to < lo + old_len && lo < to + new_len))
-			return -EINVAL; /* the kernel's answer to an overlap */
+	if ((flags & MREMAP_FIXED) && ((to & (ps - 1)) || (to < lo + old_len && lo < to + new_len)))
+		return -EINVAL; /* the kernel's answer to an overlap */
+	/* the new record first; the new part locked as the old was */
+	struct adopted *nr = rec_make(0, new_len, NULL, wipe, by);
+	if (!nr)
+		return -ENOMEM;
+	memset(nr->reg.prot, page, new_len / ps);
+	if (flags & MREMAP_FIXED)
 		dest = to;
-	}
 	else if (!(flags & MREMAP_DONTUNMAP) && os_map_none_noreplace((void *)(lo + old_len), new_len - old_len) == 0)
 		dest = lo; /* room to grow where it is (now reserved) */
-	else if (flags & MREMAP_MAYMOVE) {
-		if (os_reserve(new_len, ps, &res))
-			return -ENOMEM;
+	else if ((flags & MREMAP_MAYMOVE) && os_reserve(new_len, ps, &res) == 0)
 		dest = (uintptr_t)res;
-	} else
+	else {
+		rec_put(nr);
 		return -ENOMEM;
+	}
 
 	int fd = sm_memfd_secret();
 	rc = fd < 0 ? -ENOMEM : os_truncate(fd, new_len);
@@ -708,6 +732,7 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 			os_unmap((void *)(lo + old_len), new_len - old_len);
 		else if (!(flags & MREMAP_FIXED))
 			os_unmap((void *)dest, new_len);
+		rec_put(nr);
 		return -ENOMEM;
 	}
 	if (!(prot & PROT_READ))
@@ -718,6 +743,7 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 	if ((rc = os_remap_fixed(tmp, new_len, (void *)dest)) != 0) {
 		explicit_bzero(tmp, old_len);
 		os_unmap(tmp, new_len);
+		rec_put(nr);
 		return rc;
 	}
 	if (prot != (PROT_READ | PROT_WRITE))
@@ -736,17 +762,8 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 			os_unmap((void *)lo, old_len);
 		}
 	}
-	unsigned char small[INLINE_PAGES], *pv = small;
-	void *big = NULL;
-	size_t n = new_len / ps, big_len = (n + ps - 1) & ~(ps - 1);
-	if (n > INLINE_PAGES && os_map_anon(big_len, &big) == 0)
-		pv = big;
-	if (n <= INLINE_PAGES || big) /* the new part locked as the old was */
-		memset(pv, page, n);
-	if ((n > INLINE_PAGES && !big) || rec_add(dest, new_len, pv, wipe, by))
-		sm_fatal("adopt: no memory for the record of a locked range");
-	if (big)
-		os_unmap(big, big_len);
+	rec_place(nr, dest);
+	rec_link(nr);
 	*out = dest;
 	return 0;
 }
@@ -782,31 +799,20 @@ int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *t
 	if (new_len > old_len || (flags & MREMAP_DONTUNMAP)) {
 		rc = grow(a, lo, old_len, new_len, flags, (uintptr_t)to, &dest);
 	} else {
-		size_t k = (lo - rec_lo(a)) / ps;
-		unsigned char small[INLINE_PAGES], *pv = small;
-		void *big = NULL;
-		size_t n = new_len / ps, big_len = (n + ps - 1) & ~(ps - 1);
-		int wipe = fork_bits(a);
-		const char *by = a->by;
-		if (n > INLINE_PAGES) {
-			if (os_map_anon(big_len, &big)) {
-				rc = -ENOMEM;
-				goto done;
-			}
-			pv = big;
-		}
-		memcpy(pv, a->reg.prot + k, n);
+		/* shrink or move: the kernel's own mremap; the record of what
+		 * is kept is made first */
+		struct adopted *nr = rec_make(0, new_len, a->reg.prot + (lo - rec_lo(a)) / ps, fork_bits(a), a->by);
 		void *r;
-		rc = os_pass_mremap(old, old_len, new_len, flags, to, &r);
+		rc = nr ? os_pass_mremap(old, old_len, new_len, flags, to, &r) : -ENOMEM;
 		if (!rc) {
 			dest = (uintptr_t)r;
 			carve(lo, lo + old_len);
 			carve(dest, dest + new_len);
-			if (rec_add(dest, new_len, pv, wipe, by))
-				sm_fatal("adopt: no memory for the record of a locked range");
+			rec_place(nr, dest);
+			rec_link(nr);
+		} else if (nr) {
+			rec_put(nr);
 		}
-		if (big)
-			os_unmap(big, big_len);
 	}
 	if (!rc)
 		*out = (void *)dest;

@@ -397,7 +397,16 @@ int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char
 int sm_adopt_last_refusal(void);
 /* munlock: secret memory stays secret (and locked); the rest is unlocked. */
 int sm_adopt_unlock(const void *addr, size_t len);
-/* After the program's successful munmap / mprotect of the range. */
+/*
+ * The program's munmap, mprotect, or mmap/mremap over a fixed address: the
+ * call and the change of the records are one step for fork (whose copy
+ * reads every adopted range): sm_adopt_hold() before the call (it takes the
+ * list lock when there are adopted ranges; returns what sm_adopt_unhold()
+ * needs), sm_adopt_unmapped / sm_adopt_protected after its success (with
+ * the lock held), sm_adopt_unhold() last.
+ */
+int sm_adopt_hold(void);
+void sm_adopt_unhold(int held);
 void sm_adopt_unmapped(const void *addr, size_t len);
 void sm_adopt_protected(const void *addr, size_t len, int prot);
 /* madvise: on secret memory MADV_DONTNEED and MADV_FREE zero the pages,

@@ -17,6 +17,9 @@
  * line must be the same in heap mode as plain; the "secret" lines (from
  * /proc/self/maps) must say "yes" in heap mode and "no" plain.
  *
+ * threads (heap mode): three threads map, lock, protect and unmap memory
+ * while a fourth forks; every child reads a locked range of the parent.
+ *
  * scan (root): a random key in a range locked with mlock between guard
  * pages, one locked with mlock2(MLOCK_ONFAULT) and one mapped with
  * MAP_LOCKED.  Reading the running program through /proc/PID/mem finds
@@ -26,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -323,6 +327,75 @@ static int calls(void)
 	return 0;
 }
 
+/* threads: workers map, lock, protect, unmap and free while another thread
+ * forks; every child reads a locked range the main thread keeps. */
+static volatile int stop_threads;
+static unsigned char *kept;
+
+static void *worker(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	long n = 0;
+
+	while (!stop_threads) {
+		size_t len = PS * (1 + rand_r(&seed) % 16);
+		unsigned char *p = anon(len, 0);
+		memset(p, 0x5a, len);
+		if (mlock(p, len) != 0)
+			return (void *)-1L;
+		if (len > 2 * PS && (mprotect(p, PS, PROT_NONE) != 0 || !all(p + PS, len - PS, 0x5a)))
+			return (void *)-2L;
+		free(malloc(100 + len));
+		if (len == PS || rand_r(&seed) % 2)
+			munmap(p, len);
+		else if (munmap(p + len - PS, PS) != 0 || munmap(p, len - PS) != 0)
+			return (void *)-3L;
+		n++;
+	}
+	return (void *)n;
+}
+
+static void *forker(void *arg)
+{
+	long n = 0;
+
+	(void)arg;
+	while (!stop_threads) {
+		pid_t pid = fork();
+		if (pid == 0)
+			_exit(all(kept, LEN, 0x77) ? 0 : 3);
+		int st;
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			return (void *)-1L;
+		n++;
+	}
+	return (void *)n;
+}
+
+static int threads(void)
+{
+	pthread_t t[4];
+	void *r;
+	int bad = 0;
+
+	kept = anon(LEN, 0);
+	memset(kept, 0x77, LEN);
+	if (mlock(kept, LEN) != 0)
+		return 1;
+	for (long i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, worker, (void *)i);
+	pthread_create(&t[3], NULL, forker, NULL);
+	sleep(3);
+	stop_threads = 1;
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], &r);
+		printf("%s %d: %ld\n", i < 3 ? "worker" : "forker", i, (long)r);
+		bad += (long)r <= 0;
+	}
+	printf("secret %s\n", secret(kept, LEN));
+	return bad ? 1 : 0;
+}
+
 /* ---- the test ----------------------------------------------------------- */
 
 static char self[PATH_MAX];
@@ -484,6 +557,8 @@ int main(int argc, char **argv)
 		return scan(atoi(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "calls") == 0)
 		return calls();
+	if (argc == 2 && strcmp(argv[1], "threads") == 0)
+		return threads();
 	tl_need_secretmem();
 	hr_module();
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -492,6 +567,11 @@ int main(int argc, char **argv)
 	calls_both(0, geteuid() == 0 ? "root" : "this user");
 	if (geteuid() == 0)
 		calls_both((size_t)8192 << 10, "uid 65534, ulimit -l 8192");
+	static char out[4096];
+	int ws = hr_run(self, "threads", 1, NULL, out, sizeof(out));
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strstr(out, "secret yes"),
+		 "heap mode: locking, unmapping and forking in threads at once: %s", tl_status_str(ws));
 	if (geteuid() != 0) {
 		printf("the scan skipped: needs root (reads another process through /proc/PID/mem)\n");
 		return TL_PASS;
