@@ -198,11 +198,26 @@ HAVE_FUZZ := $(if $(filter 1,$(FUZZ)),$(shell printf 'int LLVMFuzzerTestOneInput
 	$(FUZZ_CC) -x c -fsanitize=fuzzer -fsanitize-coverage-ignorelist=fuzz/coverage-ignore.txt -o /dev/null - >/dev/null 2>&1 && echo 1))
 endif
 # Helpers the preload tests run under the module: OpenSSL programs of our own.
+# The proofs of locked library memory (test/t_heap_lock_*) have one per
+# library (test/helpers/lock_*, sharing lockkeys.h), linked with it; Botan's
+# is C++.
 HELPER_SRC := $(wildcard test/helpers/*.c)
-HELPER_BIN := $(patsubst test/helpers/%.c,$(BUILD)/test/helpers/%,$(HELPER_SRC))
-$(BUILD)/test/helpers/%: test/helpers/%.c
+HELPER_CXX_SRC := $(wildcard test/helpers/*.cc)
+HELPER_BIN := $(patsubst test/helpers/%.c,$(BUILD)/test/helpers/%,$(HELPER_SRC)) \
+	$(patsubst test/helpers/%.cc,$(BUILD)/test/helpers/%,$(HELPER_CXX_SRC))
+HELPER_LIBS = -lcrypto -ldl
+$(BUILD)/test/helpers/lock_sodium: HELPER_LIBS = -lsodium
+$(BUILD)/test/helpers/lock_gcrypt: HELPER_LIBS = -lgcrypt
+$(BUILD)/test/helpers/%: test/helpers/%.c $(wildcard test/helpers/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(ALL_LDFLAGS) -o $@ $< -lcrypto -ldl
+	$(CC) $(ALL_CFLAGS) -D_GNU_SOURCE $(ALL_LDFLAGS) -o $@ $< $(HELPER_LIBS)
+CXX ?= g++
+BOTAN_CFLAGS = $(shell pkg-config --cflags botan-2 2>/dev/null || echo -I/usr/include/botan-2)
+HELPER_CXXFLAGS = -std=c++17 $(OPT) -Wall -Wextra $(if $(filter 1,$(WERROR)),-Werror) $(HARDEN) -pthread \
+	$(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all) $(CPPFLAGS) $(CXXFLAGS)
+$(BUILD)/test/helpers/%: test/helpers/%.cc $(wildcard test/helpers/*.h)
+	@mkdir -p $(@D)
+	$(CXX) $(HELPER_CXXFLAGS) $(BOTAN_CFLAGS) -D_GNU_SOURCE $(ALL_LDFLAGS) -o $@ $< -lbotan-2
 
 check: all $(TEST_BIN) $(HELPER_BIN) $(if $(HAVE_FUZZ),fuzz)
 	SECRETMEM_BUILD=$(BUILD) VALGRIND=$(VALGRIND) sh test/run.sh $(TEST_BIN)

@@ -20,6 +20,10 @@ test_pkgs="$test_pkgs debhelper dpkg-dev fakeroot lintian python3-venv python3-p
 test_pkgs="$test_pkgs cargo golang-go"
 # the heap-mode proofs (test/t_heap_*: ssh-agent, gpg-agent, Python's test_ssl)
 test_pkgs="$test_pkgs openssh-client gpg gpg-agent gpgconf libpython3.11-testsuite"
+# the proofs that heap mode covers what libraries lock themselves
+# (test/t_heap_lock_*, issue 29): helpers of ours linked with libgcrypt
+# and Botan 2 (libsodium-dev and libssl-dev are above)
+test_pkgs="$test_pkgs libgcrypt20-dev libbotan-2-dev"
 case $what in
 build) pkgs=$build_pkgs ;;
 test) pkgs=$test_pkgs ;;
