@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
@@ -124,11 +125,18 @@ static void *map(void *addr, size_t len, int prot, int flags, int fd, off_t off,
 {
 	void *p;
 	int rc, adopt = (flags & MAP_LOCKED) && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE &&
-			!(prot & PROT_EXEC) && adopting();
+			(prot & PROT_READ) && !(prot & PROT_EXEC) && adopting();
+	/* Over a fixed address the kernel's own call first: where it refuses
+	 * (the memory-lock limit) what was there stays, as without the module;
+	 * the locked range it made is then adopted like an mlock()ed one
+	 * (and stays ordinary locked memory if that is refused).  Elsewhere
+	 * the range is mapped unlocked and locked by adopting it, which needs
+	 * no second charge. */
+	int later = adopt && !(flags & MAP_FIXED);
 
 	/* MAP_POPULATE: the adoption faults every page in anyway */
 	int held = flags & MAP_FIXED ? sm_adopt_hold() : 0;
-	rc = os_pass_mmap(addr, len, prot, adopt ? flags & ~(MAP_LOCKED | MAP_POPULATE) : flags, fd, off, &p);
+	rc = os_pass_mmap(addr, len, prot, later ? flags & ~(MAP_LOCKED | MAP_POPULATE) : flags, fd, off, &p);
 	if (!rc && (flags & MAP_FIXED)) /* what it replaced */
 		sm_adopt_unmapped(p, len);
 	sm_adopt_unhold(held);
@@ -136,7 +144,9 @@ static void *map(void *addr, size_t len, int prot, int flags, int fd, off_t off,
 		errno = -rc;
 		return MAP_FAILED;
 	}
-	if (adopt) {
+	if (adopt && !later) {
+		lock_range(p, len, 0, 1, ra); /* locked already: no failure */
+	} else if (adopt) {
 		rc = lock_range(p, len, 0, 1, ra);
 		if (rc) {
 			/* neither secret nor locked: the kernel's MAP_LOCKED
@@ -171,7 +181,9 @@ HP_EXPORT int munmap(void *addr, size_t len)
 	return ret(rc);
 }
 
-HP_EXPORT int mprotect(void *addr, size_t len, int prot)
+/* mprotect (pkey NO_KEY), or pkey_mprotect with pkey */
+#define NO_KEY INT_MIN
+static int protect(void *addr, size_t len, int prot, int pkey)
 {
 	size_t ps = os_page_size();
 
@@ -188,12 +200,25 @@ HP_EXPORT int mprotect(void *addr, size_t len, int prot)
 			       "memory cannot be executed)");
 		hp_adopt_figures();
 	}
-	int held = sm_adopt_hold(), rc = os_pass_mprotect(addr, len, prot);
+	int held = sm_adopt_hold();
+	int rc = pkey == NO_KEY ? os_pass_mprotect(addr, len, prot) : os_pass_pkey_mprotect(addr, len, prot, pkey);
 
 	if (!rc && held)
 		sm_adopt_protected(addr, len, prot);
+	else if (held && rc != -EINVAL) /* it may have changed a part */
+		sm_adopt_resync();
 	sm_adopt_unhold(held);
 	return ret(rc);
+}
+
+HP_EXPORT int mprotect(void *addr, size_t len, int prot)
+{
+	return protect(addr, len, prot, NO_KEY);
+}
+
+HP_EXPORT int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
+{
+	return protect(addr, len, prot, pkey);
 }
 
 HP_EXPORT int madvise(void *addr, size_t len, int advice)
@@ -277,6 +302,14 @@ HP_EXPORT long syscall(long n, ...)
 		return munmap((void *)a[0], (size_t)a[1]);
 	case SYS_mprotect:
 		return mprotect((void *)a[0], (size_t)a[1], (int)a[2]);
+	case SYS_pkey_mprotect:
+		return pkey_mprotect((void *)a[0], (size_t)a[1], (int)a[2], (int)a[3]);
+	case SYS_mmap: {
+		void *p = map((void *)a[0], (size_t)a[1], (int)a[2], (int)a[3], (int)a[4], (off_t)a[5], ra);
+		return p == MAP_FAILED ? -1 : (long)p;
+	}
+	case SYS_mremap:
+		return (long)mremap((void *)a[0], (size_t)a[1], (size_t)a[2], (int)a[3], (void *)a[4]);
 	case SYS_madvise:
 		return madvise((void *)a[0], (size_t)a[1], (int)a[2]);
 	default:

@@ -33,6 +33,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -281,8 +282,21 @@ static int any_locked(uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
+/* Whether records cover all of [lo, hi), without a hole. */
+static int holding_all(uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t at = lo;
+
+	for (struct adopted *a = records; a && rec_lo(a) <= at && at < hi; a = a->next)
+		if (rec_hi(a) > at)
+			at = rec_hi(a);
+	return at >= hi && lo < hi;
+}
+
 /* ---- what the range is ------------------------------------------------------- */
 
+/* SEG_SECRET: secret memory of this library (heap, adopted ranges);
+ * another memfd_secret mapping of the program's own is SEG_OTHER. */
 enum { SEG_ANON, SEG_SECRET, SEG_OTHER };
 
 struct seg {
@@ -291,7 +305,7 @@ struct seg {
 };
 
 struct classify {
-	uintptr_t lo, hi, next, sp;
+	uintptr_t lo, hi, next, sp, alt_lo, alt_hi;
 	struct seg *v;
 	int n, gap, full;
 };
@@ -315,28 +329,43 @@ static int classify_line(const struct sm_mapline *m, void *arg)
 	s->hi = m->hi < c->hi ? m->hi : c->hi;
 	s->prot = m->prot;
 	if (sm_mapline_secret(m))
-		s->kind = SEG_SECRET;
+		s->kind = page_of(s->lo) || sm_in_our_memory((void *)s->lo) ? SEG_SECRET : SEG_OTHER;
 	else if (!m->shared && m->inode == 0 && (m->path[0] == '\0' || strncmp(m->path, "[anon:", 6) == 0) &&
-		 !(m->prot & PROT_EXEC) && !(c->sp >= m->lo && c->sp < m->hi))
+		 (m->prot & PROT_READ) && !(m->prot & PROT_EXEC) && !(c->sp >= m->lo && c->sp < m->hi) &&
+		 !(c->alt_lo < m->hi && m->lo < c->alt_hi))
 		s->kind = SEG_ANON;
 	else
-		s->kind = SEG_OTHER; /* files, shared memory, stacks, [heap] */
+		s->kind = SEG_OTHER; /* files, shared memory, stacks, [heap], PROT_NONE */
 	c->next = m->hi;
 	return 0;
 }
 
 /* The mappings of [lo, hi) into v (MAX_SEGS): their count, or -ENOMEM when
  * part of the range is not mapped, -E2BIG when it covers too many, or the
- * error of reading /proc/self/maps. */
-static int classify(uintptr_t lo, uintptr_t hi, struct seg *v)
+ * error of reading /proc/self/maps.  With holes non-NULL, the mapped parts
+ * are given and *holes says whether some part is not mapped; and past
+ * MAX_SEGS mappings v holds the first MAX_SEGS (the caller goes on from the
+ * last one's end). */
+static int classify(uintptr_t lo, uintptr_t hi, struct seg *v, int *holes)
 {
 	struct classify c = { .lo = lo, .hi = hi, .next = lo, .v = v };
 	volatile char here = 0;
 
+	stack_t alt;
+
 	c.sp = (uintptr_t)&here;
+	/* this thread's signal stack too: a handler on it may fork */
+	if (syscall(SYS_sigaltstack, NULL, &alt) == 0 && !(alt.ss_flags & SS_DISABLE)) {
+		c.alt_lo = (uintptr_t)alt.ss_sp;
+		c.alt_hi = c.alt_lo + alt.ss_size;
+	}
 	int rc = sm_maps_walk(maps_buf, sizeof(maps_buf), classify_line, &c);
 	if (rc < 0)
 		return rc;
+	if (holes) {
+		*holes = c.gap || (!c.full && c.next < hi);
+		return c.n;
+	}
 	if (c.full)
 		return -E2BIG;
 	if (c.gap || c.next < hi)
@@ -394,18 +423,14 @@ static int adopt_run(const struct seg *v, int from, int to, int fresh, const cha
 		os_unmap(tmp, len);
 		goto out;
 	}
-	if (!fresh)
-		for (int i = from; i < to; i++) {
-			size_t off = v[i].lo - lo, l = v[i].hi - v[i].lo;
-			/* a page the program made inaccessible is read too */
-			if (!(v[i].prot & PROT_READ))
-				os_protect((void *)v[i].lo, l, PROT_READ);
-			sm_copy((unsigned char *)tmp + off, (const void *)v[i].lo, l);
-		}
-	rc = os_remap_fixed(tmp, len, (void *)lo);
+	/* (a copy that meets a page another thread unmapped meanwhile stops) */
+	for (int i = from; i < to && !fresh && !rc; i++) {
+		size_t off = v[i].lo - lo, l = v[i].hi - v[i].lo;
+		rc = os_copy_checked((unsigned char *)tmp + off, (const void *)v[i].lo, l);
+	}
+	if (!rc)
+		rc = os_remap_fixed(tmp, len, (void *)lo);
 	if (rc) {
-		if (!fresh)
-			set_prots(v, from, to);
 		explicit_bzero(tmp, len);
 		os_unmap(tmp, len);
 		goto out;
@@ -428,7 +453,7 @@ static int round_range(const void *addr, size_t len, uintptr_t *lo, uintptr_t *h
 {
 	uintptr_t a = (uintptr_t)addr, ps = os_page_size();
 
-	if (len > UINTPTR_MAX - a - ps)
+	if (a > UINTPTR_MAX - ps || len > UINTPTR_MAX - ps - a)
 		return -ENOMEM;
 	*lo = page_down(a);
 	*hi = (a + len + ps - 1) & ~(ps - 1);
@@ -455,7 +480,11 @@ int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char
 	}
 	int cancel = sm_cancel_off();
 	region_fork_lock();
-	int n = classify(lo, hi, v);
+	if (holding_all(lo, hi)) { /* adopted already: no need to look */
+		set_locked(lo, hi, 1);
+		goto done;
+	}
+	int n = classify(lo, hi, v, NULL);
 	if (n < 0) {
 		/* unmapped parts (the kernel's ENOMEM), or no way to tell */
 		rc = sys_lock(lo, hi, flags);
@@ -505,8 +534,10 @@ int sm_adopt_unlock(const void *addr, size_t len)
 	}
 	int cancel = sm_cancel_off();
 	region_fork_lock();
-	int n = classify(lo, hi, v);
-	if (n < 0) {
+	int n = holding_all(lo, hi) ? 0 : classify(lo, hi, v, NULL);
+	if (n == 0) {
+		set_locked(lo, hi, 0); /* adopted ranges only: no need to look */
+	} else if (n < 0) {
 		rc = os_pass_munlock((const void *)lo, hi - lo);
 	} else {
 		for (int i = 0; i < n && !rc; i++)
@@ -623,42 +654,73 @@ static void set_fork_advice(uintptr_t lo, uintptr_t hi, int advice)
 	}
 }
 
+static int fork_advice(int advice)
+{
+	return advice == MADV_WIPEONFORK || advice == MADV_KEEPONFORK || advice == MADV_DONTFORK ||
+	       advice == MADV_DOFORK;
+}
+
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24
+#endif
+
+/* advice on v[i], secret memory of ours */
+static int advise_secret(const struct seg *s, int advice)
+{
+	switch (advice) {
+	case MADV_DONTNEED: case MADV_FREE:
+		/* the kernel refuses both for locked memory */
+		return any_locked(s->lo, s->hi) ? -EINVAL : zero_pages(s->lo, s->hi);
+	case MADV_DONTNEED_LOCKED:
+		return zero_pages(s->lo, s->hi);
+	case MADV_WIPEONFORK: case MADV_KEEPONFORK: case MADV_DONTFORK: case MADV_DOFORK:
+		/* never to the kernel: its DOFORK would share the pages */
+		set_fork_advice(s->lo, s->hi, advice);
+		return 0;
+#ifdef MADV_COLD
+	case MADV_COLD: case MADV_PAGEOUT:
+		/* the kernel's answer for locked private memory, else done */
+		return any_locked(s->lo, s->hi) ? -EINVAL : 0;
+#endif
+	default: {
+		int rc = os_pass_madvise((void *)s->lo, s->hi - s->lo, advice);
+		return rc == -EINVAL && is_hint(advice) ? 0 : rc;
+	}
+	}
+}
+
 int sm_adopt_advise(void *addr, size_t len, int advice)
 {
 	struct seg v[MAX_SEGS];
 	uintptr_t lo, hi;
-	int saved = errno, rc = round_range(addr, len, &lo, &hi);
+	int saved = errno, rc = round_range(addr, len, &lo, &hi), holes = 0;
 
-	/* nothing of ours is there: the kernel's answer */
-	if (rc || ((uintptr_t)addr & (os_page_size() - 1)) ||
-	    (!any() && !sm_in_our_memory(addr) && !sm_in_our_memory((void *)(hi - 1))))
+	/* nothing of ours is there: the kernel's answer (the fork advice is
+	 * always looked at: the kernel's DOFORK would share secret pages) */
+	if (rc || ((uintptr_t)addr & (os_page_size() - 1)) || lo == hi ||
+	    (!fork_advice(advice) && !any() && !sm_in_our_memory(addr) && !sm_in_our_memory((void *)(hi - 1))))
 		return os_pass_madvise(addr, len, advice);
+	/* a hint the kernel takes for the whole range needs no more */
+	if (is_hint(advice) && os_pass_madvise(addr, len, advice) == 0)
+		return 0;
 	int cancel = sm_cancel_off();
 	region_fork_lock();
-	int n = classify(lo, hi, v);
-	if (n < 0)
-		rc = os_pass_madvise(addr, len, advice);
-	for (int i = 0; i < n && !rc; i++) {
-		size_t l = v[i].hi - v[i].lo;
-		if (v[i].kind != SEG_SECRET) {
-			rc = os_pass_madvise((void *)v[i].lo, l, advice);
-			continue;
-		}
-		switch (advice) {
-		case MADV_DONTNEED: case MADV_FREE:
-			/* the kernel refuses both for locked memory */
-			rc = any_locked(v[i].lo, v[i].hi) ? -EINVAL : zero_pages(v[i].lo, v[i].hi);
+	/* as the kernel does: each mapping in turn, the first error ends it;
+	 * a range with unmapped parts ends with -ENOMEM */
+	for (uintptr_t at = lo; at < hi && !rc;) {
+		int h, n = classify(at, hi, v, &h);
+		if (n < 0) {
+			rc = os_pass_madvise((void *)at, hi - at, advice);
 			break;
-		case MADV_WIPEONFORK: case MADV_KEEPONFORK: case MADV_DONTFORK: case MADV_DOFORK:
-			/* never to the kernel: its DOFORK would share the pages */
-			set_fork_advice(v[i].lo, v[i].hi, advice);
-			break;
-		default:
-			rc = os_pass_madvise((void *)v[i].lo, l, advice);
-			if (rc == -EINVAL && is_hint(advice))
-				rc = 0;
 		}
+		holes |= h;
+		for (int i = 0; i < n && !rc; i++)
+			rc = v[i].kind == SEG_SECRET ? advise_secret(&v[i], advice)
+						     : os_pass_madvise((void *)v[i].lo, v[i].hi - v[i].lo, advice);
+		at = n == MAX_SEGS ? v[n - 1].hi : hi;
 	}
+	if (!rc && holes)
+		rc = -ENOMEM;
 	region_fork_unlock();
 	sm_cancel_restore(cancel);
 	errno = saved;
@@ -692,14 +754,14 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 		uintptr_t *out)
 {
 	size_t ps = os_page_size();
-	int page = a->reg.prot[(lo - rec_lo(a)) / ps], prot = PROT_OF(page), wipe = fork_bits(a);
+	int page = *page_of(lo), prot = PROT_OF(page), wipe = fork_bits(a);
 	const char *by = a->by;
 	uintptr_t dest;
 	void *tmp, *res;
 	int rc;
 
 	for (uintptr_t p = lo; p < lo + old_len; p += ps)
-		if (PROT_OF(a->reg.prot[(p - rec_lo(a)) / ps]) != prot)
+		if (prot_of(p) != prot)
 			return -EFAULT; /* more than one mapping: the kernel says so too */
 	if ((flags & MREMAP_FIXED) && ((to & (ps - 1)) || (to < lo + old_len && lo < to + new_len)))
 		return -EINVAL; /* the kernel's answer to an overlap */
@@ -733,7 +795,8 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 		else if (!(flags & MREMAP_FIXED))
 			os_unmap((void *)dest, new_len);
 		rec_put(nr);
-		return -ENOMEM;
+		/* the kernel's answer when a locked mapping cannot grow */
+		return -EAGAIN;
 	}
 	if (!(prot & PROT_READ))
 		os_protect((void *)lo, old_len, PROT_READ);
@@ -788,19 +851,35 @@ int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *t
 		rc = 1; /* not ours: the kernel's call */
 		goto done;
 	}
-	struct adopted *a = holding(lo, lo + old_len);
-	if (old_len == 0 || new_len == 0 || !a) {
-		/* a second mapping of private memory is refused by the kernel
-		 * too; a range only partly adopted spans more than one mapping */
-		rc = old_len == 0 || new_len == 0 ? -EINVAL : -EFAULT;
+	if (old_len == 0 || new_len == 0) {
+		rc = -EINVAL; /* a second mapping of private memory: refused */
 		goto done;
 	}
 	uintptr_t dest;
+	if (new_len <= old_len && !(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
+		/* shrink: the kernel unmaps the end, whatever mappings the
+		 * range spans */
+		if (new_len < old_len)
+			rc = os_pass_munmap((void *)(lo + new_len), old_len - new_len);
+		if (!rc) {
+			carve(lo + new_len, lo + old_len);
+			*out = old;
+		}
+		goto done;
+	}
+	if (!holding_all(lo, lo + old_len)) {
+		rc = -EFAULT; /* part of it is not adopted memory */
+		goto done;
+	}
+	/* the record of the first page: its owner and fork advice go on */
+	struct adopted *a = holding(lo, lo + ps);
 	if (new_len > old_len || (flags & MREMAP_DONTUNMAP)) {
 		rc = grow(a, lo, old_len, new_len, flags, (uintptr_t)to, &dest);
+	} else if (!holding(lo, lo + old_len)) {
+		rc = -EFAULT; /* a move of more than one mapping: refused */
 	} else {
-		/* shrink or move: the kernel's own mremap; the record of what
-		 * is kept is made first */
+		/* move (and shrink): the kernel's own mremap; the record of
+		 * what is kept is made first */
 		struct adopted *nr = rec_make(0, new_len, a->reg.prot + (lo - rec_lo(a)) / ps, fork_bits(a), a->by);
 		void *r;
 		rc = nr ? os_pass_mremap(old, old_len, new_len, flags, to, &r) : -ENOMEM;
@@ -894,19 +973,36 @@ void sm_adopt_each(void (*fn)(const void *addr, size_t len, const char *by, void
 
 /* ---- fork (fork.c, with the list lock held) ------------------------------------- */
 
+#define PRUNE_GAPS 64
 struct prune {
 	struct adopted *cur;
 	uintptr_t covered; /* of cur: secret memory up to here */
-	uintptr_t gap[64][2];
-	int ngaps;
+	uintptr_t gap[PRUNE_GAPS][2];
+	int ngaps, full;
 };
 
 static void prune_gap(struct prune *p, uintptr_t lo, uintptr_t hi)
 {
-	if (lo < hi && p->ngaps < 64) {
-		p->gap[p->ngaps][0] = lo;
-		p->gap[p->ngaps][1] = hi;
-		p->ngaps++;
+	if (lo >= hi)
+		return;
+	if (p->ngaps == PRUNE_GAPS) {
+		p->full = 1; /* the rest in another pass */
+		return;
+	}
+	p->gap[p->ngaps][0] = lo;
+	p->gap[p->ngaps][1] = hi;
+	p->ngaps++;
+}
+
+/* The protection the kernel holds for [lo, hi) of a, into its record (a
+ * raw mprotect, pkey_mprotect, an mprotect that failed half-way). */
+static void prune_prot(struct adopted *a, uintptr_t lo, uintptr_t hi, int prot)
+{
+	size_t ps = os_page_size();
+
+	for (uintptr_t p = lo; p < hi; p += ps) {
+		unsigned char *b = &a->reg.prot[(p - rec_lo(a)) / ps];
+		*b = (unsigned char)((*b & PAGE_LOCKED) | prot);
 	}
 }
 
@@ -914,7 +1010,7 @@ static int prune_line(const struct sm_mapline *m, void *arg)
 {
 	struct prune *p = arg;
 
-	while (p->cur && m->hi > p->covered) {
+	while (p->cur && m->hi > p->covered && !p->full) {
 		struct adopted *a = p->cur;
 		if (m->lo >= rec_hi(a)) { /* a's end is not covered */
 			prune_gap(p, p->covered, rec_hi(a));
@@ -924,9 +1020,12 @@ static int prune_line(const struct sm_mapline *m, void *arg)
 		}
 		if (m->lo > p->covered)
 			prune_gap(p, p->covered, m->lo);
+		uintptr_t s = m->lo > p->covered ? m->lo : p->covered;
 		uintptr_t e = m->hi < rec_hi(a) ? m->hi : rec_hi(a);
 		if (!sm_mapline_secret(m))
-			prune_gap(p, m->lo > p->covered ? m->lo : p->covered, e);
+			prune_gap(p, s, e);
+		else
+			prune_prot(a, s, e, m->prot);
 		p->covered = e;
 		if (e == rec_hi(a)) {
 			p->cur = a->next;
@@ -935,24 +1034,32 @@ static int prune_line(const struct sm_mapline *m, void *arg)
 			break;
 		}
 	}
-	return p->cur ? 0 : 1;
+	return p->cur && !p->full ? 0 : 1;
+}
+
+void sm_adopt_resync(void)
+{
+	sm_adopt_fork_prune();
 }
 
 void sm_adopt_fork_prune(void)
 {
 	static struct prune p;
 
-	if (!records)
-		return;
-	p.cur = records;
-	p.covered = rec_lo(records);
-	p.ngaps = 0;
-	if (sm_maps_walk(maps_buf, sizeof(maps_buf), prune_line, &p) < 0)
-		return;
-	for (struct adopted *a = p.cur; a; a = a->next) /* past the last line */
-		prune_gap(&p, a == p.cur ? p.covered : rec_lo(a), rec_hi(a));
-	for (int i = 0; i < p.ngaps; i++)
-		carve(p.gap[i][0], p.gap[i][1]);
+	do {
+		if (!records)
+			return;
+		p.cur = records;
+		p.covered = rec_lo(records);
+		p.ngaps = 0;
+		p.full = 0;
+		if (sm_maps_walk(maps_buf, sizeof(maps_buf), prune_line, &p) < 0)
+			return;
+		for (struct adopted *a = p.cur; a && !p.full; a = a->next) /* past the last line */
+			prune_gap(&p, a == p.cur ? p.covered : rec_lo(a), rec_hi(a));
+		for (int i = 0; i < p.ngaps; i++)
+			carve(p.gap[i][0], p.gap[i][1]);
+	} while (p.full); /* every pass forgets PRUNE_GAPS gaps */
 }
 
 /* Runs of r's pages whose protection lacks PROT_READ: made readable for the

@@ -232,6 +232,11 @@ int os_pass_mprotect(void *addr, size_t len, int prot);
 int os_pass_madvise(void *addr, size_t len, int advice);
 int os_pass_mlock(const void *addr, size_t len, int flags);
 int os_pass_munlock(const void *addr, size_t len);
+int os_pass_pkey_mprotect(void *addr, size_t len, int prot, int pkey);
+/* Copy len bytes of this process's own memory from src, which another
+ * thread may unmap meanwhile: 0, or -EFAULT (part of src is gone) without
+ * a fault (process_vm_readv; where that is refused, a plain copy). */
+int os_copy_checked(void *dst, const void *src, size_t len);
 /* Inside libsecretmem-heap.so: 1, set by the module at start-up, so that
  * this layer's own calls go to the kernel and not to the module's. */
 extern int sm_os_direct;
@@ -246,6 +251,7 @@ struct sm_mapline {
 	uintptr_t lo, hi;   /* [lo, hi) */
 	int prot;           /* PROT_READ | PROT_WRITE | PROT_EXEC */
 	int shared;         /* 's' */
+	int nodev;          /* device 00:xx (no disk's file system) */
 	unsigned long inode;
 	const char *path;   /* "" for anonymous memory; valid during the call */
 };
@@ -409,6 +415,10 @@ int sm_adopt_hold(void);
 void sm_adopt_unhold(int held);
 void sm_adopt_unmapped(const void *addr, size_t len);
 void sm_adopt_protected(const void *addr, size_t len, int prot);
+/* After a call that failed half-way (mprotect over a hole: the kernel
+ * changed the part before it), the records read again from the kernel,
+ * with the lock held (sm_adopt_hold). */
+void sm_adopt_resync(void);
 /* madvise: on secret memory MADV_DONTNEED and MADV_FREE zero the pages,
  * MADV_WIPEONFORK / KEEPONFORK and MADV_DONTFORK / DOFORK mark adopted
  * ranges (on the heap's own memory they change nothing: its fork policy

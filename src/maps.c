@@ -57,6 +57,7 @@ static int parse(const char *p, struct sm_mapline *m)
 	m->shared = p[3] == 's';
 	p = skip_field(p); /* perms */
 	p = skip_field(p); /* offset */
+	m->nodev = strncmp(p, "00:", 3) == 0; /* a pseudo file system */
 	p = skip_field(p); /* device */
 	m->inode = 0;
 	while (*p >= '0' && *p <= '9')
@@ -104,5 +105,7 @@ int sm_maps_walk(char *buf, size_t len, int (*fn)(const struct sm_mapline *m, vo
 
 int sm_mapline_secret(const struct sm_mapline *m)
 {
-	return m->shared && strncmp(m->path, "/secretmem", 10) == 0;
+	/* a memfd_secret file: never a path of a disk's file system */
+	return m->shared && m->nodev &&
+	       (strcmp(m->path, "/secretmem (deleted)") == 0 || strcmp(m->path, "/secretmem") == 0);
 }

@@ -93,6 +93,27 @@ static const char *secret(const void *p, size_t len)
 	return covered == len ? "yes" : covered ? "part" : other ? "no" : "unmapped";
 }
 
+/* The end of the mappings from p on with no unmapped page between. */
+static uintptr_t mapped_end(const void *p)
+{
+	uintptr_t end = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx", &a, &b) != 2)
+			continue;
+		if ((a <= (uintptr_t)p && (uintptr_t)p < b) || (end && a == end))
+			end = b;
+		else if (end)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return end;
+}
+
 static unsigned sum(const unsigned char *p, size_t len)
 {
 	unsigned s = 0;
@@ -327,6 +348,223 @@ static int calls(void)
 	return 0;
 }
 
+static void on_bus(int sig)
+{
+	(void)sig;
+	siglongjmp(jb, 1);
+}
+
+/* 1 if writing p faults (SIGSEGV or SIGBUS). */
+static int write_faults(volatile unsigned char *p)
+{
+	struct sigaction sa = { .sa_handler = on_bus }, o1, o2;
+	int f = 0;
+
+	sigaction(SIGSEGV, &sa, &o1);
+	sigaction(SIGBUS, &sa, &o2);
+	if (sigsetjmp(jb, 1) == 0)
+		*p = 1;
+	else
+		f = 1;
+	sigaction(SIGSEGV, &o1, NULL);
+	sigaction(SIGBUS, &o2, NULL);
+	return f;
+}
+
+/* fork; the child runs fn(arg) and exits with it; its status as text
+ * (one call per statement: the text is the call's own until the next) */
+static const char *forked(int (*fn)(unsigned char *), unsigned char *arg)
+{
+	static char buf[64];
+	int st;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(fn(arg));
+	if (pid < 0)
+		return strerror(errno);
+	waitpid(pid, &st, 0);
+	snprintf(buf, sizeof(buf), "%s", tl_status_str(st));
+	return buf;
+}
+
+static int child_reads(unsigned char *p)
+{
+	return faults(p) ? 9 : *p;
+}
+
+static int child_writes(unsigned char *p)
+{
+	*p = 'C';
+	return 0;
+}
+
+static unsigned char *alt_mem;
+static const char *alt_child;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	alt_child = forked(child_reads, alt_mem);
+}
+
+static long raw3(long n, long a, long b, long c, long d)
+{
+#if defined(__x86_64__)
+	long r;
+	register long r10 __asm__("r10") = d;
+	__asm__ __volatile__("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10) : "rcx", "r11", "memory");
+	return r;
+#else
+	return syscall(n, a, b, c, d);
+#endif
+}
+
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24
+#endif
+
+/*
+ * edges: what a program may do to its locked memory that the kernel answers
+ * in a way of its own - calls over holes, calls the module cannot see,
+ * protections it cannot read - and fork after each.  Each result line must
+ * be the same plain and in heap mode.
+ */
+static int edges(void)
+{
+	/* mprotect over [locked][hole]: the kernel changes the first part
+	 * and says ENOMEM; a raw pkey_mprotect; then fork reads */
+	unsigned char *m = anon(3 * PS, 0);
+	memset(m, 'P', 3 * PS);
+	munmap(m + 2 * PS, PS);
+	printf("mlock: %s\n", rc(mlock(m, 2 * PS)));
+	printf("secret %s\n", secret(m, 2 * PS));
+	printf("mprotect over a hole: %s\n", rc(mprotect(m, 3 * PS, PROT_NONE)));
+	printf("child of it reads the first page: %s\n", forked(child_reads, m));
+	printf("mprotect back: %s\n", rc(mprotect(m, 2 * PS, PROT_READ | PROT_WRITE)));
+	printf("raw pkey_mprotect none: %ld\n", raw3(SYS_pkey_mprotect, (long)m, PS, PROT_NONE, -1));
+	printf("child of it reads the first page: %s\n", forked(child_reads, m));
+	printf("child of it reads the second page: %s\n", forked(child_reads, m + PS));
+	printf("madvise dofork over a hole: %s\n", rc(madvise(m, 3 * PS, MADV_DOFORK)));
+	printf("child of it writes: %s\n", forked(child_writes, m + PS));
+	printf("parent reads %c\n", m[PS]);
+	munmap(m, 2 * PS);
+
+	/* many pieces unmapped behind the module's back, then fork */
+	size_t n = 2 * 80 + 1;
+	m = anon(n * PS, 0);
+	memset(m, 'R', n * PS);
+	printf("mlock: %s\n", rc(mlock(m, n * PS)));
+	for (size_t i = 1; i < n; i += 2)
+		raw_munmap(m + i * PS, PS);
+	printf("after 80 raw munmaps, child reads: %s\n", forked(child_reads, m + 2 * PS));
+	for (size_t i = 0; i < n; i += 2)
+		munmap(m + i * PS, PS);
+
+	/* DOFORK over a heap block, the mappings after it and the first
+	 * unmapped page: never shared */
+	unsigned char *b = malloc(3 * PS);
+	memset(b, 'P', 3 * PS);
+	unsigned char *pg = (unsigned char *)(((uintptr_t)b + PS - 1) & ~(uintptr_t)(PS - 1));
+	printf("madvise dofork over a block and the next hole: %s\n",
+	       rc(madvise(pg, mapped_end(pg) + PS - (uintptr_t)pg, MADV_DOFORK)));
+	printf("child writes the block: %s\n", forked(child_writes, pg));
+	printf("parent reads %c\n", *pg);
+	free(b);
+
+	/* what the kernel refuses to lock */
+	m = mmap(NULL, 2 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	printf("mlock of PROT_NONE: %s\n", rc(mlock(m, 2 * PS)));
+	printf("mlock2 of PROT_NONE: %s\n", rc(mlock2(m, 2 * PS, MLOCK_ONFAULT)));
+	munmap(m, 2 * PS);
+	printf("mlock at the top of the address space: %s\n", rc(mlock((void *)-PS, 2 * PS)));
+
+	/* syscall(SYS_mremap) grows a locked range; adjacent locked ranges
+	 * shrink and grow as one mapping */
+	m = anon(8 * PS, 0);
+	memset(m, 'G', 8 * PS);
+	printf("mlock: %s\n", rc(mlock(m, 2 * PS)));
+	printf("mlock of the next pages: %s\n", rc(mlock(m + 2 * PS, 2 * PS)));
+	munmap(m + 4 * PS, 4 * PS);
+	printf("secret %s\n", secret(m, 4 * PS));
+	unsigned char *r = mremap(m, 4 * PS, 3 * PS, 0);
+	printf("mremap shrink of two locked ranges: %s\n", r == m ? "in place" : strerror(errno));
+	r = mremap(m, 3 * PS, 16 * PS, MREMAP_MAYMOVE);
+	printf("mremap grow of two locked ranges: %s\n", r == MAP_FAILED ? strerror(errno) : "ok");
+	if (r != MAP_FAILED) {
+		printf("grown: kept %d, new part zero %d\n", all(r, 3 * PS, 'G'), all(r + 3 * PS, 13 * PS, 0));
+		m = (unsigned char *)syscall(SYS_mremap, r, 16 * PS, 32 * PS, MREMAP_MAYMOVE, NULL);
+		printf("syscall(SYS_mremap) grow: %s\n", m == MAP_FAILED ? strerror(errno) : "ok");
+		if (m != MAP_FAILED) {
+			printf("grown part written: faults %d\n", write_faults(m + 20 * PS));
+			printf("kept %d\n", all(m, 3 * PS, 'G'));
+			printf("secret %s\n", secret(m, 32 * PS));
+			munmap(m, 32 * PS);
+		}
+	}
+
+	/* a handler on a locked signal stack forks */
+	alt_mem = anon(16 * PS, 0);
+	memset(alt_mem, 'A', PS);
+	stack_t ss = { .ss_sp = alt_mem, .ss_size = 16 * PS };
+	sigaltstack(&ss, NULL);
+	printf("mlock of the signal stack: %s\n", rc(mlock(alt_mem, 16 * PS)));
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
+	sigaction(SIGUSR1, &sa, NULL);
+	raise(SIGUSR1);
+	printf("child forked on the signal stack: %s\n", alt_child);
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+
+	/* the program's own memfd_secret memory keeps the kernel's answers
+	 * (something is adopted meanwhile) */
+	unsigned char *l = anon(PS, 0);
+	printf("mlock: %s\n", rc(mlock(l, PS)));
+	int fd = (int)syscall(SYS_memfd_secret, 0);
+	if (fd >= 0 && ftruncate(fd, 2 * PS) == 0) {
+		unsigned char *o = mmap(NULL, 2 * PS, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		o[0] = 'O';
+		printf("own secret memory: dontfork %s\n", rc(madvise(o, PS, MADV_DONTFORK)));
+		printf("own secret memory: wipeonfork %s\n", rc(madvise(o + PS, PS, MADV_WIPEONFORK)));
+		printf("child reads it: %s\n", forked(child_reads, o));
+		close(fd);
+	}
+
+	/* advice the kernel answers for locked pages */
+	m = anon(4 * PS, 0);
+	memset(m, 'D', 4 * PS);
+	printf("mlock: %s\n", rc(mlock(m, 4 * PS)));
+	printf("secret %s\n", secret(m, 4 * PS));
+	printf("madvise dontneed_locked: %s\n", rc(madvise(m, PS, MADV_DONTNEED_LOCKED)));
+	printf("zero %d, next kept %d\n", all(m, PS, 0), all(m + PS, PS, 'D'));
+#ifdef MADV_COLD
+	printf("madvise cold: %s\n", rc(madvise(m, 4 * PS, MADV_COLD)));
+	printf("madvise pageout: %s\n", rc(madvise(m, 4 * PS, MADV_PAGEOUT)));
+#endif
+	munmap(m, 4 * PS);
+
+	/* at the memory-lock limit (an ordinary user), mmap(MAP_FIXED |
+	 * MAP_LOCKED) over data: either it is replaced by zeros or it fails
+	 * and the data stays */
+	if (geteuid() != 0) {
+		unsigned char *d = anon(4 * PS, 0);
+		memset(d, 'D', 4 * PS);
+		for (int i = 0; i < 1024; i++) {
+			unsigned char *f = anon(16 * PS, 0);
+			if (mlock(f, 16 * PS)) {
+				munmap(f, 16 * PS);
+				break;
+			}
+		}
+		unsigned char *x = mmap(d, 4 * PS, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_LOCKED, -1, 0);
+		int ok = x == MAP_FAILED ? !faults(d) && all(d, 4 * PS, 'D') : x == d && all(d, 4 * PS, 0);
+		printf("mmap(MAP_FIXED | MAP_LOCKED) at the limit: data replaced or kept: %d\n", ok);
+	}
+	printf("done\n");
+	return 0;
+}
+
 /* threads: workers map, lock, protect, unmap and free while another thread
  * forks; every child reads a locked range the main thread keeps. */
 static volatile int stop_threads;
@@ -402,7 +640,7 @@ static char self[PATH_MAX];
 
 /* Lines of out without the "secret " ones into res; each secret line must
  * end in want (every field "yes" or "no"). */
-static void split(const char *out, char *res, size_t len, const char *want, const char *what)
+static void split(const char *out, char *res, size_t len, const char *want, const char *what, int nsecret)
 {
 	char copy[16384], *save = NULL;
 	int secrets = 0;
@@ -418,22 +656,22 @@ static void split(const char *out, char *res, size_t len, const char *want, cons
 		}
 		snprintf(res + strlen(res), len - strlen(res), "%s\n", l);
 	}
-	TL_CHECK(secrets == 5, "%s: %d lines about secret memory, not 5", what, secrets);
+	TL_CHECK(secrets == nsecret, "%s: %d lines about secret memory, not %d", what, secrets, nsecret);
 	TL_CHECK(strstr(res, "done\n"), "%s: did not finish:\n%s", what, out);
 }
 
-static void calls_both(size_t memlock, const char *who)
+static void calls_both(const char *mode, int nsecret, size_t memlock, const char *who)
 {
 	static char plain[16384], heap[16384], rp[16384], rh[16384];
 	char what[64];
 
-	int st = hr_run_user(self, "calls", 0, NULL, memlock, plain, sizeof(plain));
+	int st = hr_run_user(self, mode, 0, NULL, memlock, plain, sizeof(plain));
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s, plain: %s\n%s", who, tl_status_str(st), plain);
 	static const char *const report[] = { "SECRETMEM_REPORT=1", NULL };
-	st = hr_run_user(self, "calls", 1, report, memlock, heap, sizeof(heap));
+	st = hr_run_user(self, mode, 1, report, memlock, heap, sizeof(heap));
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s, heap mode: %s\n%s", who, tl_status_str(st), heap);
 	snprintf(what, sizeof(what), "%s, plain", who);
-	split(plain, rp, sizeof(rp), "no", what);
+	split(plain, rp, sizeof(rp), "no", what, nsecret);
 	snprintf(what, sizeof(what), "%s, heap mode", who);
 	/* --report: a line per range still adopted at exit, and who locked it */
 	TL_CHECK(strstr(heap, ", adopted ") && strstr(heap, "bytes), locked by "),
@@ -443,15 +681,16 @@ static void calls_both(size_t memlock, const char *who)
 		char *end = strchr(cut, '\n');
 		memmove(cut, end ? end + 1 : cut + strlen(cut), strlen(end ? end + 1 : cut + strlen(cut)) + 1);
 	}
-	split(heap, rh, sizeof(rh), "yes", what);
+	split(heap, rh, sizeof(rh), "yes", what, nsecret);
 	if (strcmp(rp, rh) != 0) {
 		printf("plain:\n%s\nheap mode:\n%s", rp, rh);
-		TL_FAIL("%s: heap mode changed what the calls return", who);
+		TL_FAIL("%s, %s: heap mode changed what the calls return", mode, who);
 	}
 	int lines = 0;
 	for (const char *c = rh; *c; c++)
 		lines += *c == '\n';
-	printf("%s: %d result lines, the same plain and in heap mode; locked memory secret in heap mode\n", who, lines);
+	printf("%s, %s: %d result lines, the same plain and in heap mode; locked memory secret in heap mode\n", mode,
+	       who, lines);
 }
 
 static unsigned char key[32];
@@ -557,6 +796,8 @@ int main(int argc, char **argv)
 		return scan(atoi(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "calls") == 0)
 		return calls();
+	if (argc == 2 && strcmp(argv[1], "edges") == 0)
+		return edges();
 	if (argc == 2 && strcmp(argv[1], "threads") == 0)
 		return threads();
 	tl_need_secretmem();
@@ -564,9 +805,13 @@ int main(int argc, char **argv)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	TL_CHECK(n > 0, "readlink");
 	self[n] = '\0';
-	calls_both(0, geteuid() == 0 ? "root" : "this user");
-	if (geteuid() == 0)
-		calls_both((size_t)8192 << 10, "uid 65534, ulimit -l 8192");
+	const char *me = geteuid() == 0 ? "root" : "this user";
+	calls_both("calls", 5, 0, me);
+	calls_both("edges", 4, 0, me);
+	if (geteuid() == 0) {
+		calls_both("calls", 5, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
+		calls_both("edges", 4, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
+	}
 	static char out[4096];
 	int ws = hr_run(self, "threads", 1, NULL, out, sizeof(out));
 	printf("%s", out);
