@@ -171,12 +171,12 @@ HP_EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_
 
 HP_EXPORT int munmap(void *addr, size_t len)
 {
-	int held = sm_adopt_hold(), rc = os_pass_munmap(addr, len);
+	int held = sm_adopt_hold(), rc = os_pass_munmap(addr, len), some = sm_adopt_count != 0;
 
-	if (!rc && held)
+	if (!rc)
 		sm_adopt_unmapped(addr, len);
 	sm_adopt_unhold(held);
-	if (held)
+	if (some)
 		hp_adopt_figures();
 	return ret(rc);
 }
@@ -203,9 +203,9 @@ static int protect(void *addr, size_t len, int prot, int pkey)
 	int held = sm_adopt_hold();
 	int rc = pkey == NO_KEY ? os_pass_mprotect(addr, len, prot) : os_pass_pkey_mprotect(addr, len, prot, pkey);
 
-	if (!rc && held)
+	if (!rc)
 		sm_adopt_protected(addr, len, prot);
-	else if (held && rc != -EINVAL) /* it may have changed a part */
+	else if (rc != -EINVAL) /* it may have changed a part */
 		sm_adopt_resync();
 	sm_adopt_unhold(held);
 	return ret(rc);

@@ -423,13 +423,12 @@ static int adopt_run(const struct seg *v, int from, int to, int fresh, const cha
 		os_unmap(tmp, len);
 		goto out;
 	}
-	/* (a copy that meets a page another thread unmapped meanwhile stops) */
-	for (int i = from; i < to && !fresh && !rc; i++) {
+	/* (the program's munmap of the range waits: sm_adopt_hold) */
+	for (int i = from; i < to && !fresh; i++) {
 		size_t off = v[i].lo - lo, l = v[i].hi - v[i].lo;
-		rc = os_copy_checked((unsigned char *)tmp + off, (const void *)v[i].lo, l);
+		sm_copy((unsigned char *)tmp + off, (const void *)v[i].lo, l);
 	}
-	if (!rc)
-		rc = os_remap_fixed(tmp, len, (void *)lo);
+	rc = os_remap_fixed(tmp, len, (void *)lo);
 	if (rc) {
 		explicit_bzero(tmp, len);
 		os_unmap(tmp, len);
@@ -561,8 +560,8 @@ static int any(void)
 
 int sm_adopt_hold(void)
 {
-	if (!any())
-		return 0;
+	/* always, even before the first adoption: an munmap of a range that
+	 * another thread's mlock is copying waits for the copy */
 	int cancel = sm_cancel_off();
 	region_fork_lock();
 	return cancel | 2;

@@ -233,10 +233,6 @@ int os_pass_madvise(void *addr, size_t len, int advice);
 int os_pass_mlock(const void *addr, size_t len, int flags);
 int os_pass_munlock(const void *addr, size_t len);
 int os_pass_pkey_mprotect(void *addr, size_t len, int prot, int pkey);
-/* Copy len bytes of this process's own memory from src, which another
- * thread may unmap meanwhile: 0, or -EFAULT (part of src is gone) without
- * a fault (process_vm_readv; where that is refused, a plain copy). */
-int os_copy_checked(void *dst, const void *src, size_t len);
 /* Inside libsecretmem-heap.so: 1, set by the module at start-up, so that
  * this layer's own calls go to the kernel and not to the module's. */
 extern int sm_os_direct;
@@ -406,10 +402,11 @@ int sm_adopt_unlock(const void *addr, size_t len);
 /*
  * The program's munmap, mprotect, or mmap/mremap over a fixed address: the
  * call and the change of the records are one step for fork (whose copy
- * reads every adopted range): sm_adopt_hold() before the call (it takes the
- * list lock when there are adopted ranges; returns what sm_adopt_unhold()
- * needs), sm_adopt_unmapped / sm_adopt_protected after its success (with
- * the lock held), sm_adopt_unhold() last.
+ * reads every adopted range) and for an adoption in another thread (which
+ * copies the range): sm_adopt_hold() before the call (it takes the list
+ * lock; returns what sm_adopt_unhold() needs), sm_adopt_unmapped /
+ * sm_adopt_protected after its success (with the lock held),
+ * sm_adopt_unhold() last.
  */
 int sm_adopt_hold(void);
 void sm_adopt_unhold(int held);

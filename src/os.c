@@ -17,7 +17,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #include "internal.h"
 
@@ -540,25 +539,6 @@ int os_pass_pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 {
 	int saved = errno, rc = pass(syscall(SYS_pkey_mprotect, addr, len, prot, pkey));
 
-	errno = saved;
-	return rc;
-}
-
-int os_copy_checked(void *dst, const void *src, size_t len)
-{
-	struct iovec to = { dst, len }, from = { (void *)(uintptr_t)src, len };
-	int saved = errno, mode, rc = -ENOSYS;
-	long filters;
-
-	/* a seccomp filter may kill for a call it does not list: none then */
-	if (sm_seccomp_state(&mode, &filters) == 0 && mode == 0) {
-		long n = syscall(SYS_process_vm_readv, (long)getpid(), &to, 1L, &from, 1L, 0L);
-		rc = n == (long)len ? 0 : n >= 0 ? -EFAULT : -errno;
-	}
-	if (rc == -ENOSYS || rc == -EPERM) { /* not available here: a plain copy */
-		sm_copy(dst, src, len);
-		rc = 0;
-	}
 	errno = saved;
 	return rc;
 }
