@@ -6,8 +6,8 @@
  * contents kept, and the program's later calls on it kept true (heap mode:
  * heap/mmcalls.c calls in here; see secretmem-heap(7), "Locked memory").
  *
- * What is adopted: private anonymous memory that is not a stack the caller
- * runs on, not the brk heap, not executable.  Each adoption makes one new
+ * What is adopted: private anonymous readable memory that is not the stack
+ * or the signal stack the caller runs on, not the brk heap, not executable.  Each adoption makes one new
  * secret memory file for a contiguous run of such mappings, copies the run
  * into it, and moves it over the run with one mremap (the old pages go
  * with it), then gives each page back the protection it had.  Anything else
@@ -27,8 +27,11 @@
  *
  * A record outlives its mapping when something unmaps the range without
  * passing through the module (glibc's own munmap of a block it freed, a
- * raw system call): fork's prepare handler checks every record against
- * /proc/self/maps first and forgets what is no longer secret memory.
+ * raw system call), and its protections go stale when the kernel changes
+ * them alone (a raw mprotect or pkey_mprotect, an mprotect that failed
+ * half-way): fork's prepare handler checks every record against
+ * /proc/self/maps first, forgets what is no longer secret memory and takes
+ * the kernel's protections.
  */
 #define _GNU_SOURCE
 #include <errno.h>
