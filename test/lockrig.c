@@ -125,17 +125,8 @@ pid_t lr_spawn(const char *helper, const char *keyfile, const char *mode, int he
 	 * not ours to leak-check */
 	setenv("ASAN_OPTIONS", "detect_leaks=0", 0);
 	if (memlock) {
-		struct rlimit rl;
-
-		if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
-			rl.rlim_cur = memlock;
-			if (geteuid() == 0)
-				rl.rlim_max = memlock;
-			else if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < memlock)
-				rl.rlim_cur = rl.rlim_max;
-			if (setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
-				_exit(126);
-		}
+		if (tl_user_memlock(memlock) != 0)
+			_exit(126);
 		if (geteuid() == 0 && (chdir("/") != 0 || setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
 				       setuid(65534) != 0)) {
 			fprintf(stderr, "lockrig: cannot become uid 65534: %s\n", strerror(errno));

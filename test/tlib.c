@@ -827,18 +827,23 @@ void tl_expect_fatal(const char *name, int (*fn)(void *), void *arg, const char 
 /* In a child about to exec: become an ordinary user under a memory-lock
  * limit of memlock bytes (see tl_run_self_user); exits 77 when that user
  * cannot run self. */
-static void become_user(const char *self, size_t memlock)
+int tl_user_memlock(size_t memlock)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
-		rl.rlim_cur = memlock;
-		if (geteuid() == 0)
-			rl.rlim_max = memlock;
-		else if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < memlock)
-			rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_MEMLOCK, &rl);
-	}
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+		return -1;
+	rl.rlim_cur = memlock;
+	if (geteuid() == 0)
+		rl.rlim_max = memlock;
+	else if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < memlock)
+		rl.rlim_cur = rl.rlim_max;
+	return setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+static void become_user(const char *self, size_t memlock)
+{
+	tl_user_memlock(memlock);
 	/* root's working directory (a build tree) may be out of reach */
 	if (geteuid() == 0 && (chdir("/") != 0 || setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0)) {
 		fprintf(stderr, "skip: cannot become uid 65534: %s\n", strerror(errno));

@@ -179,6 +179,10 @@ void tl_expect_fatal(const char *name, int (*fn)(void *), void *arg, const char 
  * (NUL-terminated).  self is argv[0].  Returns the raw wait status.
  */
 int tl_run_self(const char *self, const char *arg, const char *const *env, char *out, size_t outlen);
+/* RLIMIT_MEMLOCK to memlock bytes for the user a child is about to become:
+ * as root soft and hard limit, else the soft one (at most the hard one);
+ * 0 or -1. */
+int tl_user_memlock(size_t memlock);
 /* The same as an ordinary user: run as root, the child becomes uid and gid
  * 65534 (no capability left, so no CAP_IPC_LOCK) with RLIMIT_MEMLOCK set to
  * memlock bytes; run as another user, it keeps its uid and sets the soft
