@@ -93,6 +93,23 @@ static const char *secret(const void *p, size_t len)
 	return covered == len ? "yes" : covered ? "part" : other ? "no" : "unmapped";
 }
 
+/* The start of the mapping that holds p. */
+static uintptr_t mapping_start(const void *p)
+{
+	uintptr_t lo = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a <= (uintptr_t)p && (uintptr_t)p < b)
+			lo = a;
+	}
+	if (f)
+		fclose(f);
+	return lo;
+}
+
 /* The end of the mappings from p on with no unmapped page between. */
 static uintptr_t mapped_end(const void *p)
 {
@@ -432,9 +449,36 @@ static long raw3(long n, long a, long b, long c, long d)
  */
 static int edges(void)
 {
+	/* before anything is adopted: MADV_DOFORK from below the mapping that
+	 * holds a heap block to above it (its result depends on the layout,
+	 * not printed); the child's write must stay its own */
+	unsigned char *hb = malloc(3 * PS);
+	memset(hb, 'P', 3 * PS);
+	unsigned char *hp = (unsigned char *)(((uintptr_t)hb + PS - 1) & ~(uintptr_t)(PS - 1));
+	uintptr_t hlo = mapping_start(hp);
+	madvise((void *)(hlo - PS), mapped_end(hp) + PS - (hlo - PS), MADV_DOFORK);
+	printf("child writes a heap block after DOFORK around its mapping: %s\n", forked(child_writes, hp));
+	printf("parent reads %c\n", *hp);
+	free(hb);
+
 	/* mprotect over [locked][hole]: the kernel changes the first part
-	 * and says ENOMEM; a raw pkey_mprotect; then fork reads */
+	 * and says ENOMEM; then the range grows (no fork between: the
+	 * records must know the protection at once) */
 	unsigned char *m = anon(3 * PS, 0);
+	memset(m, 'P', 3 * PS);
+	munmap(m + 2 * PS, PS);
+	printf("mlock: %s\n", rc(mlock(m, 2 * PS)));
+	printf("mprotect over a hole: %s\n", rc(mprotect(m, 3 * PS, PROT_NONE)));
+	m = mremap(m, 2 * PS, 4 * PS, MREMAP_MAYMOVE);
+	printf("mremap grow: %s\n", m == MAP_FAILED ? strerror(errno) : "ok");
+	if (m != MAP_FAILED) {
+		printf("grown range read faults: %d\n", faults(m));
+		munmap(m, 4 * PS);
+	}
+
+	/* mprotect over [locked][hole] again, then fork reads; a raw
+	 * pkey_mprotect */
+	m = anon(3 * PS, 0);
 	memset(m, 'P', 3 * PS);
 	munmap(m + 2 * PS, PS);
 	printf("mlock: %s\n", rc(mlock(m, 2 * PS)));
@@ -549,13 +593,15 @@ static int edges(void)
 	if (geteuid() != 0) {
 		unsigned char *d = anon(4 * PS, 0);
 		memset(d, 'D', 4 * PS);
-		for (int i = 0; i < 1024; i++) {
-			unsigned char *f = anon(16 * PS, 0);
-			if (mlock(f, 16 * PS)) {
-				munmap(f, 16 * PS);
-				break;
+		/* up to the limit: 64 KiB at a time, then page by page */
+		for (size_t step = 16 * PS; step >= PS; step /= 16)
+			for (int i = 0; i < 4096; i++) {
+				unsigned char *f = anon(step, 0);
+				if (mlock(f, step)) {
+					munmap(f, step);
+					break;
+				}
 			}
-		}
 		unsigned char *x = mmap(d, 4 * PS, PROT_READ | PROT_WRITE,
 					MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_LOCKED, -1, 0);
 		int ok = x == MAP_FAILED ? !faults(d) && all(d, 4 * PS, 'D') : x == d && all(d, 4 * PS, 0);
