@@ -92,7 +92,9 @@ static int lock_range(const void *addr, size_t len, int flags, int fresh, const 
 		return os_pass_mlock(addr, len, flags);
 	int rc = sm_adopt_lock(addr, len, flags, fresh, caller(ra));
 	int why = sm_adopt_last_refusal();
-	if (why && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+	/* said when the kernel locked what could not be made secret (where
+	 * it refused too, the program has its error, as without the module) */
+	if (why && rc == 0 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 		hp_say(why == -EAGAIN || why == -ENOMEM
 			       ? "a range the program locked stays in ordinary (locked) memory: the memory-lock limit "
 				 "or memory refused secret memory for it (raise ulimit -l)"
@@ -128,10 +130,10 @@ static void *map(void *addr, size_t len, int prot, int flags, int fd, off_t off,
 			(prot & PROT_READ) && !(prot & PROT_EXEC) && adopting();
 	/* Over a fixed address the kernel's own call first: where it refuses
 	 * (the memory-lock limit) what was there stays, as without the module;
-	 * the locked range it made is then adopted like an mlock()ed one
-	 * (and stays ordinary locked memory if that is refused).  Elsewhere
-	 * the range is mapped unlocked and locked by adopting it, which needs
-	 * no second charge. */
+	 * the fresh range it made is then unlocked (its charge given back, so
+	 * the secret memory is not charged twice) and adopted like an
+	 * mlock()ed one, or locked again by the kernel if that is refused.
+	 * Elsewhere the range is mapped unlocked and locked by adopting it. */
 	int later = adopt && !(flags & MAP_FIXED);
 
 	/* MAP_POPULATE: the adoption faults every page in anyway */
@@ -145,7 +147,11 @@ static void *map(void *addr, size_t len, int prot, int flags, int fd, off_t off,
 		return MAP_FAILED;
 	}
 	if (adopt && !later) {
-		lock_range(p, len, 0, 1, ra); /* locked already: no failure */
+		/* zero pages, unlocked for the moment it takes: nothing to
+		 * leak; the kernel's lock again cannot fail on the charge just
+		 * given back (unless another thread took it meanwhile) */
+		os_pass_munlock(p, len);
+		lock_range(p, len, 0, 1, ra);
 	} else if (adopt) {
 		rc = lock_range(p, len, 0, 1, ra);
 		if (rc) {

@@ -482,11 +482,15 @@ int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char
 	}
 	int cancel = sm_cancel_off();
 	region_fork_lock();
-	if (holding_all(lo, hi)) { /* adopted already: no need to look */
+	/* the maps, even where records cover the range: a record may be
+	 * stale (a raw munmap, then a new mapping at its place) */
+	int n = classify(lo, hi, v, NULL);
+	if (n < 0 && n != -ENOMEM && n != -E2BIG && holding_all(lo, hi)) {
+		/* no way to look (the open-file limit): the records say it is
+		 * adopted already, and the kernel would refuse it */
 		set_locked(lo, hi, 1);
 		goto done;
 	}
-	int n = classify(lo, hi, v, NULL);
 	if (n < 0) {
 		/* unmapped parts (the kernel's ENOMEM), or no way to tell */
 		rc = sys_lock(lo, hi, flags);
@@ -522,7 +526,7 @@ done:
 
 int sm_adopt_last_refusal(void)
 {
-	return atomic_load(&last_refusal);
+	return atomic_exchange(&last_refusal, 0);
 }
 
 int sm_adopt_unlock(const void *addr, size_t len)
@@ -536,9 +540,9 @@ int sm_adopt_unlock(const void *addr, size_t len)
 	}
 	int cancel = sm_cancel_off();
 	region_fork_lock();
-	int n = holding_all(lo, hi) ? 0 : classify(lo, hi, v, NULL);
-	if (n == 0) {
-		set_locked(lo, hi, 0); /* adopted ranges only: no need to look */
+	int n = classify(lo, hi, v, NULL); /* records may be stale: see sm_adopt_lock */
+	if (n < 0 && n != -ENOMEM && n != -E2BIG && holding_all(lo, hi)) {
+		set_locked(lo, hi, 0); /* no way to look: the records */
 	} else if (n < 0) {
 		rc = os_pass_munlock((const void *)lo, hi - lo);
 	} else {
@@ -555,6 +559,8 @@ int sm_adopt_unlock(const void *addr, size_t len)
 }
 
 /* ---- the program's later calls -------------------------------------------------- */
+
+static int touches(uintptr_t lo, uintptr_t hi);
 
 static int any(void)
 {
@@ -691,6 +697,22 @@ static int advise_secret(const struct seg *s, int advice)
 	}
 }
 
+/* Whether [lo, hi) may hold secret memory of ours: a record or a page of
+ * the heap's (page by page up to 1 GiB; a longer range is taken to). */
+static int ours_in(uintptr_t lo, uintptr_t hi)
+{
+	size_t ps = os_page_size();
+
+	if (hi - lo > ((size_t)1 << 30))
+		return 1;
+	if (touches(lo, hi))
+		return 1;
+	for (uintptr_t p = lo; p < hi; p += ps)
+		if (sm_in_our_memory((void *)p))
+			return 1;
+	return 0;
+}
+
 int sm_adopt_advise(void *addr, size_t len, int advice)
 {
 	struct seg v[MAX_SEGS];
@@ -712,7 +734,11 @@ int sm_adopt_advise(void *addr, size_t len, int advice)
 	for (uintptr_t at = lo; at < hi && !rc;) {
 		int h, n = classify(at, hi, v, &h);
 		if (n < 0) {
-			rc = os_pass_madvise((void *)at, hi - at, advice);
+			/* no way to look (the open-file limit): never the
+			 * kernel's fork advice where secret memory of ours may
+			 * be, whose DOFORK would share it with a child */
+			rc = fork_advice(advice) && ours_in(at, hi) ? -EAGAIN
+								    : os_pass_madvise((void *)at, hi - at, advice);
 			break;
 		}
 		holes |= h;
@@ -747,24 +773,30 @@ static int touches(uintptr_t lo, uintptr_t hi)
 }
 
 /*
- * mremap of an adopted range that grows it, or keeps the old range
- * (MREMAP_DONTUNMAP): a new secret mapping of new_len at the destination,
- * the old bytes copied in, the rest zero, all with the old range's
- * protection (as the kernel extends a mapping).
+ * mremap of an adopted range that grows it, keeps the old range
+ * (MREMAP_DONTUNMAP) or moves neighbouring ranges: a new secret mapping of
+ * new_len at the destination, the first min(old_len, new_len) bytes copied
+ * in, the rest zero, all with the first page's protection (as the kernel
+ * extends a mapping); the old range unmapped unless DONTUNMAP.
  */
 static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len, int flags, uintptr_t to,
 		uintptr_t *out)
 {
-	size_t ps = os_page_size();
+	size_t ps = os_page_size(), keep = old_len < new_len ? old_len : new_len;
 	int page = *page_of(lo), prot = PROT_OF(page), wipe = fork_bits(a);
 	const char *by = a->by;
 	uintptr_t dest;
 	void *tmp, *res;
 	int rc;
 
-	for (uintptr_t p = lo; p < lo + old_len; p += ps)
-		if (prot_of(p) != prot)
-			return -EFAULT; /* more than one mapping: the kernel says so too */
+	/* pages of other protections, lock or fork advice would be other
+	 * mappings: the kernel refuses to grow more than one */
+	for (uintptr_t p = lo; p < lo + keep; p += ps)
+		if (*page_of(p) != page)
+			return -EFAULT;
+	for (struct adopted *b = records; b && rec_lo(b) < lo + keep; b = b->next)
+		if (rec_hi(b) > lo && fork_bits(b) != wipe)
+			return -EFAULT;
 	if ((flags & MREMAP_FIXED) && ((to & (ps - 1)) || (to < lo + old_len && lo < to + new_len)))
 		return -EINVAL; /* the kernel's answer to an overlap */
 	/* the new record first; the new part locked as the old was */
@@ -774,7 +806,8 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 	memset(nr->reg.prot, page, new_len / ps);
 	if (flags & MREMAP_FIXED)
 		dest = to;
-	else if (!(flags & MREMAP_DONTUNMAP) && os_map_none_noreplace((void *)(lo + old_len), new_len - old_len) == 0)
+	else if (new_len > old_len && !(flags & MREMAP_DONTUNMAP) &&
+		 os_map_none_noreplace((void *)(lo + old_len), new_len - old_len) == 0)
 		dest = lo; /* room to grow where it is (now reserved) */
 	else if ((flags & MREMAP_MAYMOVE) && os_reserve(new_len, ps, &res) == 0)
 		dest = (uintptr_t)res;
@@ -801,12 +834,12 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 		return -EAGAIN;
 	}
 	if (!(prot & PROT_READ))
-		os_protect((void *)lo, old_len, PROT_READ);
-	sm_copy(tmp, (const void *)lo, old_len);
+		os_protect((void *)lo, keep, PROT_READ);
+	sm_copy(tmp, (const void *)lo, keep);
 	if (!(prot & PROT_READ))
-		os_protect((void *)lo, old_len, prot);
+		os_protect((void *)lo, keep, prot);
 	if ((rc = os_remap_fixed(tmp, new_len, (void *)dest)) != 0) {
-		explicit_bzero(tmp, old_len);
+		explicit_bzero(tmp, keep);
 		os_unmap(tmp, new_len);
 		rec_put(nr);
 		return rc;
@@ -858,6 +891,17 @@ int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *t
 		goto done;
 	}
 	uintptr_t dest;
+	if (new_len <= old_len && !(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) && !page_of(lo)) {
+		/* a shrink from memory that is not ours (or from no mapping:
+		 * EFAULT): the kernel's call, then what it unmapped */
+		void *r;
+		rc = os_pass_mremap(old, old_len, new_len, flags, to, &r);
+		if (!rc) {
+			carve(lo + new_len, lo + old_len);
+			*out = r;
+		}
+		goto done;
+	}
 	if (new_len <= old_len && !(flags & (MREMAP_FIXED | MREMAP_DONTUNMAP))) {
 		/* shrink: the kernel unmaps the end, whatever mappings the
 		 * range spans */
@@ -878,7 +922,9 @@ int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *t
 	if (new_len > old_len || (flags & MREMAP_DONTUNMAP)) {
 		rc = grow(a, lo, old_len, new_len, flags, (uintptr_t)to, &dest);
 	} else if (!holding(lo, lo + old_len)) {
-		rc = -EFAULT; /* a move of more than one mapping: refused */
+		/* a move of neighbouring ranges, one mapping to the kernel
+		 * when they were locked alike: copied into one new range */
+		rc = grow(a, lo, old_len, new_len, flags, (uintptr_t)to, &dest);
 	} else {
 		/* move (and shrink): the kernel's own mremap; the record of
 		 * what is kept is made first */

@@ -395,7 +395,8 @@ void sm_gate_check(void);
  * asked (for reports; a string that lives as long as the process).
  */
 int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char *by);
-/* The -errno why the last adoption could not be made (0: none failed). */
+/* The -errno why an adoption could not be made since the last call (0: none
+ * failed), taken: the next call says 0 until another fails. */
 int sm_adopt_last_refusal(void);
 /* munlock: secret memory stays secret (and locked); the rest is unlocked. */
 int sm_adopt_unlock(const void *addr, size_t len);

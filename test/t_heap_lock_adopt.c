@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -547,6 +548,107 @@ static int edges(void)
 		}
 	}
 
+	/* unmapped behind the module's back and mapped again at the same
+	 * place: locking the new mapping makes it secret (the old record is
+	 * not taken for it) */
+	m = anon(4 * PS, 0);
+	printf("mlock: %s\n", rc(mlock(m, 4 * PS)));
+	raw_munmap(m, 4 * PS);
+	unsigned char *again = mmap(m, 4 * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+				    -1, 0);
+	printf("mapped again at its place: %d\n", again == m);
+	if (again == m) {
+		memset(m, 'S', 4 * PS);
+		printf("mlock of the new mapping: %s\n", rc(mlock(m, 4 * PS)));
+		printf("secret %s\n", secret(m, 4 * PS));
+		printf("child of it reads: %s\n", forked(child_reads, m + 3 * PS));
+		munmap(m, 4 * PS);
+	}
+
+	/* neighbouring locked ranges: other fork advice or lock makes them
+	 * two mappings, which no mremap grows (the wiped range stays wiped
+	 * in a child); alike, they move as one, and shrink while moving */
+	unsigned char *w = mmap(NULL, 8 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mmap(w, 4 * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	mmap(w + 4 * PS, 4 * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	memset(w, 'A', 4 * PS);
+	memset(w + 4 * PS, 'W', 4 * PS);
+	printf("mlock: %s\n", rc(mlock(w, 4 * PS)));
+	printf("mlock of the next pages: %s\n", rc(mlock(w + 4 * PS, 4 * PS)));
+	printf("madvise wipeonfork of the second: %s\n", rc(madvise(w + 4 * PS, 4 * PS, MADV_WIPEONFORK)));
+	r = mremap(w, 8 * PS, 12 * PS, MREMAP_MAYMOVE);
+	printf("mremap grow of both: %s\n", r == MAP_FAILED ? strerror(errno) : "ok");
+	if (r != MAP_FAILED)
+		w = r;
+	printf("child reads the wiped one: %s\n", forked(child_reads, w + 4 * PS));
+	printf("madvise keeponfork: %s\n", rc(madvise(w + 4 * PS, 4 * PS, MADV_KEEPONFORK)));
+	printf("munlock of the first: %s\n", rc(munlock(w, 4 * PS)));
+	r = mremap(w, 8 * PS, 12 * PS, MREMAP_MAYMOVE);
+	printf("mremap grow of both: %s\n", r == MAP_FAILED ? strerror(errno) : "ok");
+	if (r != MAP_FAILED)
+		w = r;
+	printf("mlock of the first again: %s\n", rc(mlock(w, 4 * PS)));
+	unsigned char *to = mmap(NULL, 8 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r = mremap(w, 8 * PS, 8 * PS, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	printf("mremap move of both: %s\n", r == to ? "ok" : strerror(errno));
+	if (r == to) {
+		w = r;
+		printf("moved: kept %d %d\n", all(w, 4 * PS, 'A'), all(w + 4 * PS, 4 * PS, 'W'));
+		printf("secret %s\n", secret(w, 8 * PS));
+		to = mmap(NULL, 8 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		r = mremap(w, 8 * PS, 6 * PS, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+		printf("mremap move of both, shrinking: %s\n", r == to ? "ok" : strerror(errno));
+		if (r == to) {
+			w = r;
+			printf("moved: kept %d %d\n", all(w, 4 * PS, 'A'), all(w + 4 * PS, 2 * PS, 'W'));
+			printf("child reads the second: %s\n", forked(child_reads, w + 5 * PS));
+		}
+	}
+	munmap(w, 8 * PS);
+	munmap(to, 8 * PS);
+
+	/* a shrinking mremap from an unmapped page: EFAULT, nothing unmapped */
+	m = anon(4 * PS, 0);
+	memset(m, 'H', 4 * PS);
+	printf("mlock: %s\n", rc(mlock(m, 4 * PS)));
+	munmap(m, PS);
+	r = mremap(m, 4 * PS, 2 * PS, 0);
+	printf("mremap shrink from a hole: %s\n", r == MAP_FAILED ? strerror(errno) : "ok");
+	printf("the last page still there: %d\n", !faults(m + 3 * PS) && m[3 * PS] == 'H');
+	munmap(m + PS, 3 * PS);
+
+	/* mmap(MAP_FIXED | MAP_LOCKED) of 5 MiB, over half of an ordinary
+	 * user's 8 MiB limit: made secret (charged once) */
+	m = anon(5 << 20, 0);
+	r = mmap(m, 5 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_LOCKED, -1, 0);
+	printf("mmap(MAP_FIXED | MAP_LOCKED) of 5 MiB: %s\n", r == m ? "ok" : strerror(errno));
+	printf("secret %s\n", secret(m, 5 << 20));
+	munmap(m, 5 << 20);
+
+	/* MADV_DOFORK over a heap block while the module cannot read its maps
+	 * (no file can be opened): the block is still never shared with a
+	 * child (its result is not printed: EAGAIN in heap mode) */
+	b = malloc(3 * PS);
+	memset(b, 'P', 3 * PS);
+	pg = (unsigned char *)(((uintptr_t)b + PS - 1) & ~(uintptr_t)(PS - 1));
+	struct rlimit files, none;
+	getrlimit(RLIMIT_NOFILE, &files);
+	none = files;
+	none.rlim_cur = 0;
+	setrlimit(RLIMIT_NOFILE, &none);
+	madvise(pg, PS, MADV_DOFORK);
+	fflush(stdout);
+	long child = syscall(SYS_fork); /* no handlers */
+	if (child == 0) {
+		*pg = 'C';
+		_exit(0);
+	}
+	if (child > 0)
+		waitpid((pid_t)child, NULL, 0);
+	setrlimit(RLIMIT_NOFILE, &files);
+	printf("after a raw fork's child wrote a heap block (DOFORK at the open-file limit): parent reads %c\n", *pg);
+	free(b);
+
 	/* a handler on a locked signal stack forks */
 	alt_mem = anon(16 * PS, 0);
 	memset(alt_mem, 'A', PS);
@@ -853,10 +955,10 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	const char *me = geteuid() == 0 ? "root" : "this user";
 	calls_both("calls", 5, 0, me);
-	calls_both("edges", 4, 0, me);
+	calls_both("edges", 7, 0, me);
 	if (geteuid() == 0) {
 		calls_both("calls", 5, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
-		calls_both("edges", 4, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
+		calls_both("edges", 7, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
 	}
 	static char out[4096];
 	int ws = hr_run(self, "threads", 1, NULL, out, sizeof(out));
