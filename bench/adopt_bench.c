@@ -13,9 +13,13 @@
  *   adopt   mlock() of private anonymous memory, which the module turns
  *           into secret memory (copy included);
  *   mlock   the kernel's own mlock of the same kind of memory (raw system
- *           call, past the module), for reference.
+ *           call, past the module), for reference;
+ *   calls   20,000 mprotect()s of one page and 5,000 mmap()+munmap() pairs
+ *           through the module (each takes its lock, adopted or not),
+ *           against the same by raw system call: microseconds per call.
  * Printed per round and as the median and range over rounds: CPU time
- * (this thread's) and wall time per MiB, and adopt / floor per round.
+ * (this thread's) and wall time per MiB, adopt / floor and module / raw
+ * per round.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -72,6 +76,52 @@ static long raw_mlock(void *p, size_t len)
 #endif
 }
 
+static long raw6(long n, long a, long b, long c, long d, long e, long f)
+{
+#if defined(__x86_64__)
+	long r;
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	__asm__ __volatile__("syscall"
+			     : "=a"(r)
+			     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			     : "rcx", "r11", "memory");
+	return r;
+#else
+	return syscall(n, a, b, c, d, e, f);
+#endif
+}
+
+#define PROTECTS 20000
+#define MAPS 5000
+
+/* us per call of PROTECTS mprotects and MAPS mmap+munmap pairs (3 calls
+ * each), through libc (raw 0) or by raw system call (raw 1) */
+static struct t calls(unsigned char *page, int raw)
+{
+	struct t a = now();
+
+	for (int i = 0; i < PROTECTS; i++) {
+		int prot = i & 1 ? PROT_READ | PROT_WRITE : PROT_READ;
+		if (raw)
+			raw6(SYS_mprotect, (long)page, PS, prot, 0, 0, 0);
+		else
+			mprotect(page, PS, prot);
+	}
+	for (int i = 0; i < MAPS; i++) {
+		if (raw) {
+			long p = raw6(SYS_mmap, 0, PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			raw6(SYS_munmap, p, PS, 0, 0, 0, 0);
+		} else {
+			void *p = mmap(NULL, PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			munmap(p, PS);
+		}
+	}
+	struct t d = since(a);
+	return (struct t){ d.cpu * 1e3 / (PROTECTS + 2 * MAPS), d.wall * 1e3 / (PROTECTS + 2 * MAPS) };
+}
+
 static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -89,14 +139,17 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 11;
 	size_t mib = argc > 2 ? (size_t)atol(argv[2]) : 4, len = mib << 20;
-	double fc[64], fw[64], ac[64], aw[64], mc[64], mw[64], rc[64], rw[64];
+	double fc[64], fw[64], ac[64], aw[64], mc[64], mw[64], rc[64], rw[64], cc[64], cw[64], kc[64], kw[64],
+		qc[64], qw[64];
+	unsigned char *page = written(PS);
 
 	if (rounds < 1 || rounds > 64 || mib < 1) {
 		fprintf(stderr, "usage: adopt_bench [ROUNDS (1-64) [MIB]]\n");
 		return 64;
 	}
 	printf("adopt_bench: %d rounds, %zu MiB, ms per MiB (CPU of this thread / wall)\n", rounds, mib);
-	printf("round  floor cpu/wall      adopt cpu/wall      mlock cpu/wall   adopt/floor cpu wall\n");
+	printf("round  floor cpu/wall      adopt cpu/wall      mlock cpu/wall   adopt/floor cpu wall   "
+	       "calls us: module cpu/wall  raw cpu/wall  module/raw cpu wall\n");
 	for (int r = 0; r < rounds; r++) {
 		/* floor: first touch of fresh secret pages */
 		int fd = (int)syscall(SYS_memfd_secret, 0);
@@ -144,8 +197,20 @@ int main(int argc, char **argv)
 		ac[r] = ad.cpu / mib, aw[r] = ad.wall / mib;
 		mc[r] = m.cpu / mib, mw[r] = m.wall / mib;
 		rc[r] = ac[r] / fc[r], rw[r] = aw[r] / fw[r];
-		printf("%5d  %7.3f/%7.3f    %7.3f/%7.3f    %7.3f/%7.3f    %6.2f %6.2f\n", r, fc[r], fw[r], ac[r], aw[r],
-		       mc[r], mw[r], rc[r], rw[r]);
+		/* calls: through the module and raw, in turn (order swapped
+		 * each round) */
+		struct t cm, ck;
+		if (r & 1) {
+			ck = calls(page, 1);
+			cm = calls(page, 0);
+		} else {
+			cm = calls(page, 0);
+			ck = calls(page, 1);
+		}
+		cc[r] = cm.cpu, cw[r] = cm.wall, kc[r] = ck.cpu, kw[r] = ck.wall;
+		qc[r] = cc[r] / kc[r], qw[r] = cw[r] / kw[r];
+		printf("%5d  %7.3f/%7.3f    %7.3f/%7.3f    %7.3f/%7.3f    %6.2f %6.2f   %6.3f/%6.3f  %6.3f/%6.3f  %6.2f %6.2f\n",
+		       r, fc[r], fw[r], ac[r], aw[r], mc[r], mw[r], rc[r], rw[r], cc[r], cw[r], kc[r], kw[r], qc[r], qw[r]);
 	}
 	summary("floor, ms/MiB CPU", fc, rounds);
 	summary("floor, ms/MiB wall", fw, rounds);
@@ -155,5 +220,9 @@ int main(int argc, char **argv)
 	summary("kernel mlock, ms/MiB wall", mw, rounds);
 	summary("adopt / floor, CPU", rc, rounds);
 	summary("adopt / floor, wall", rw, rounds);
+	summary("calls via module, us CPU", cc, rounds);
+	summary("calls raw, us CPU", kc, rounds);
+	summary("calls module / raw, CPU", qc, rounds);
+	summary("calls module / raw, wall", qw, rounds);
 	return 0;
 }
