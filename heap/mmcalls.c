@@ -98,6 +98,9 @@ static int lock_range(const void *addr, size_t len, int flags, int fresh, const 
 		hp_say(why == -EAGAIN || why == -ENOMEM
 			       ? "a range the program locked stays in ordinary (locked) memory: the memory-lock limit "
 				 "or memory refused secret memory for it (raise ulimit -l)"
+		       : why == -EMFILE || why == -ENFILE
+			       ? "a range the program locked stays in ordinary (locked) memory: no file could be "
+				 "opened (the open-file limit; raise ulimit -n)"
 			       : "a range the program locked stays in ordinary (locked) memory: secret memory was "
 				 "refused for it");
 	hp_adopt_figures();

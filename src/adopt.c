@@ -343,12 +343,10 @@ static int classify_line(const struct sm_mapline *m, void *arg)
 	return 0;
 }
 
-/* The mappings of [lo, hi) into v (MAX_SEGS): their count, or -ENOMEM when
- * part of the range is not mapped, -E2BIG when it covers too many, or the
- * error of reading /proc/self/maps.  With holes non-NULL, the mapped parts
- * are given and *holes says whether some part is not mapped; and past
- * MAX_SEGS mappings v holds the first MAX_SEGS (the caller goes on from the
- * last one's end). */
+/* The mapped parts of [lo, hi) into v: their count, at most MAX_SEGS (past
+ * that the caller goes on from the last one's end), and in *holes whether
+ * some part up to there is not mapped; or the error of reading
+ * /proc/self/maps. */
 static int classify(uintptr_t lo, uintptr_t hi, struct seg *v, int *holes)
 {
 	struct classify c = { .lo = lo, .hi = hi, .next = lo, .v = v };
@@ -365,14 +363,7 @@ static int classify(uintptr_t lo, uintptr_t hi, struct seg *v, int *holes)
 	int rc = sm_maps_walk(maps_buf, sizeof(maps_buf), classify_line, &c);
 	if (rc < 0)
 		return rc;
-	if (holes) {
-		*holes = c.gap || (!c.full && c.next < hi);
-		return c.n;
-	}
-	if (c.full)
-		return -E2BIG;
-	if (c.gap || c.next < hi)
-		return -ENOMEM;
+	*holes = c.gap || (!c.full && c.next < hi);
 	return c.n;
 }
 
@@ -469,11 +460,73 @@ static int sys_lock(uintptr_t lo, uintptr_t hi, int flags)
 
 static _Atomic int last_refusal;
 
-int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char *by)
+/* mlock/munlock from a failure to read the maps on (each_mapping) */
+#define NO_MAPS 1
+
+/*
+ * The mappings of [lo, hi) in turn, MAX_SEGS at a time, as the kernel's
+ * mlock and munlock go: fn(v, i, j, arg) on each mapping, or on each run
+ * v[i..j) of anonymous ones together; the first error ends it; so does an
+ * unmapped page, with -ENOMEM, after the mappings before it.  NO_MAPS, with
+ * *at where it stopped, when the maps could not be read (the open-file
+ * limit).
+ */
+static int each_mapping(uintptr_t lo, uintptr_t hi, int (*fn)(const struct seg *, int, int, void *), void *arg,
+			uintptr_t *at)
 {
 	struct seg v[MAX_SEGS];
-	uintptr_t lo, hi;
-	int saved = errno, rc = 0;
+
+	for (*at = lo; *at < hi;) {
+		int holes, n = classify(*at, hi, v, &holes); /* (the holes found below) */
+		if (n < 0)
+			return NO_MAPS;
+		for (int i = 0, j; i < n; i = j) {
+			if (v[i].lo != (i ? v[i - 1].hi : *at))
+				return -ENOMEM;
+			j = i + 1;
+			while (v[i].kind == SEG_ANON && j < n && v[j].kind == SEG_ANON && v[j].lo == v[j - 1].hi)
+				j++;
+			int rc = fn(v, i, j, arg);
+			if (rc)
+				return rc;
+		}
+		if (n == 0)
+			return -ENOMEM;
+		*at = v[n - 1].hi;
+		if (n < MAX_SEGS && *at < hi)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct lock_arg {
+	int flags, fresh;
+	const char *by;
+};
+
+static int lock_part(const struct seg *v, int i, int j, void *arg)
+{
+	const struct lock_arg *l = arg;
+
+	if (v[i].kind == SEG_SECRET) { /* locked by the kernel already */
+		set_locked(v[i].lo, v[i].hi, 1);
+		return 0;
+	}
+	if (v[i].kind == SEG_ANON) {
+		int arc = adopt_run(v, i, j, l->fresh, l->by);
+		if (arc == 0)
+			return 0;
+		atomic_store(&last_refusal, arc);
+	}
+	/* not ours to make secret, or it could not be: the kernel's lock */
+	return sys_lock(v[i].lo, v[j - 1].hi, l->flags);
+}
+
+int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char *by)
+{
+	struct lock_arg l = { flags, fresh, by };
+	uintptr_t lo, hi, at;
+	int saved = errno;
 
 	/* what the kernel refuses (an overflow, unknown flags) or does not
 	 * need (nothing to lock) goes to it as it is */
@@ -484,40 +537,17 @@ int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char
 	region_fork_lock();
 	/* the maps, even where records cover the range: a record may be
 	 * stale (a raw munmap, then a new mapping at its place) */
-	int n = classify(lo, hi, v, NULL);
-	if (n < 0 && n != -ENOMEM && n != -E2BIG && holding_all(lo, hi)) {
-		/* no way to look (the open-file limit): the records say it is
-		 * adopted already, and the kernel would refuse it */
-		set_locked(lo, hi, 1);
-		goto done;
+	int rc = each_mapping(lo, hi, lock_part, &l, &at);
+	if (rc == NO_MAPS && holding_all(at, hi)) {
+		/* no way to look: the records say it is adopted already, and
+		 * the kernel would refuse it */
+		set_locked(at, hi, 1);
+		rc = 0;
+	} else if (rc == NO_MAPS) {
+		/* no way to tell what it is: the kernel's lock (and a warning) */
+		rc = sys_lock(at, hi, flags);
+		atomic_store(&last_refusal, -EMFILE);
 	}
-	if (n < 0) {
-		/* unmapped parts (the kernel's ENOMEM), or no way to tell */
-		rc = sys_lock(lo, hi, flags);
-		goto done;
-	}
-	for (int i = 0; i < n && !rc;) {
-		int j = i + 1;
-		if (v[i].kind == SEG_SECRET) { /* locked by the kernel already */
-			set_locked(v[i].lo, v[i].hi, 1);
-			i = j;
-			continue;
-		}
-		if (v[i].kind == SEG_ANON) {
-			while (j < n && v[j].kind == SEG_ANON)
-				j++;
-			int arc = adopt_run(v, i, j, fresh, by);
-			if (arc == 0) {
-				i = j;
-				continue;
-			}
-			atomic_store(&last_refusal, arc);
-		}
-		/* not ours to make secret, or it could not be: the kernel's lock */
-		rc = sys_lock(v[i].lo, v[j - 1].hi, flags);
-		i = j;
-	}
-done:
 	region_fork_unlock();
 	sm_cancel_restore(cancel);
 	errno = saved;
@@ -529,28 +559,32 @@ int sm_adopt_last_refusal(void)
 	return atomic_exchange(&last_refusal, 0);
 }
 
+static int unlock_part(const struct seg *v, int i, int j, void *arg)
+{
+	(void)arg;
+	if (v[i].kind == SEG_SECRET) { /* stays secret, and locked */
+		set_locked(v[i].lo, v[i].hi, 0);
+		return 0;
+	}
+	return os_pass_munlock((const void *)v[i].lo, v[j - 1].hi - v[i].lo);
+}
+
 int sm_adopt_unlock(const void *addr, size_t len)
 {
-	struct seg v[MAX_SEGS];
-	uintptr_t lo, hi;
-	int saved = errno, rc = 0;
+	uintptr_t lo, hi, at;
+	int saved = errno;
 
 	if (round_range(addr, len, &lo, &hi) || lo == hi) {
 		return os_pass_munlock(addr, len);
 	}
 	int cancel = sm_cancel_off();
 	region_fork_lock();
-	int n = classify(lo, hi, v, NULL); /* records may be stale: see sm_adopt_lock */
-	if (n < 0 && n != -ENOMEM && n != -E2BIG && holding_all(lo, hi)) {
-		set_locked(lo, hi, 0); /* no way to look: the records */
-	} else if (n < 0) {
-		rc = os_pass_munlock((const void *)lo, hi - lo);
-	} else {
-		for (int i = 0; i < n && !rc; i++)
-			if (v[i].kind != SEG_SECRET)
-				rc = os_pass_munlock((const void *)v[i].lo, v[i].hi - v[i].lo);
-			else
-				set_locked(v[i].lo, v[i].hi, 0);
+	int rc = each_mapping(lo, hi, unlock_part, NULL, &at); /* records may be stale: see sm_adopt_lock */
+	if (rc == NO_MAPS && holding_all(at, hi)) {
+		set_locked(at, hi, 0); /* no way to look: the records */
+		rc = 0;
+	} else if (rc == NO_MAPS) {
+		rc = os_pass_munlock((const void *)at, hi - at);
 	}
 	region_fork_unlock();
 	sm_cancel_restore(cancel);
@@ -697,20 +731,11 @@ static int advise_secret(const struct seg *s, int advice)
 	}
 }
 
-/* Whether [lo, hi) may hold secret memory of ours: a record or a page of
- * the heap's (page by page up to 1 GiB; a longer range is taken to). */
+/* Whether [lo, hi) may hold secret memory of ours: a record, or a granule
+ * of the heap's. */
 static int ours_in(uintptr_t lo, uintptr_t hi)
 {
-	size_t ps = os_page_size();
-
-	if (hi - lo > ((size_t)1 << 30))
-		return 1;
-	if (touches(lo, hi))
-		return 1;
-	for (uintptr_t p = lo; p < hi; p += ps)
-		if (sm_in_our_memory((void *)p))
-			return 1;
-	return 0;
+	return touches(lo, hi) || sm_radix_any(lo, hi);
 }
 
 int sm_adopt_advise(void *addr, size_t len, int advice)
@@ -772,33 +797,45 @@ static int touches(uintptr_t lo, uintptr_t hi)
 	return 0;
 }
 
+/* Whether records cover [lo, hi) as the kernel's one mapping would: every
+ * page with the first one's protection and lock, every record with its
+ * fork advice (neighbours locked alike, which the kernel merges). */
+static int one_mapping(uintptr_t lo, uintptr_t hi)
+{
+	size_t ps = os_page_size();
+
+	if (!holding_all(lo, hi))
+		return 0;
+	int page = *page_of(lo), fork = fork_bits(holding(lo, lo + ps));
+	for (uintptr_t p = lo; p < hi; p += ps)
+		if (*page_of(p) != page)
+			return 0;
+	for (struct adopted *b = records; b && rec_lo(b) < hi; b = b->next)
+		if (rec_hi(b) > lo && fork_bits(b) != fork)
+			return 0;
+	return 1;
+}
+
 /*
- * mremap of an adopted range that grows it, keeps the old range
- * (MREMAP_DONTUNMAP) or moves neighbouring ranges: a new secret mapping of
- * new_len at the destination, the first min(old_len, new_len) bytes copied
- * in, the rest zero, all with the first page's protection (as the kernel
- * extends a mapping); the old range unmapped unless DONTUNMAP.
+ * mremap of an adopted range that grows it, or keeps the old range
+ * (MREMAP_DONTUNMAP): a new secret mapping of new_len at the destination,
+ * the old bytes copied in, the rest zero, all with the old range's
+ * protection (as the kernel extends a mapping).  Neighbouring records go
+ * as one when alike, as the kernel's merged mapping would.  For the time of
+ * the copy both sizes are charged against the memory-lock limit.
  */
 static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len, int flags, uintptr_t to,
 		uintptr_t *out)
 {
-	size_t ps = os_page_size(), keep = old_len < new_len ? old_len : new_len;
+	size_t ps = os_page_size();
 	int page = *page_of(lo), prot = PROT_OF(page), wipe = fork_bits(a);
 	const char *by = a->by;
 	uintptr_t dest;
 	void *tmp, *res;
 	int rc;
 
-	/* pages of other protections, lock or fork advice would be other
-	 * mappings: the kernel refuses to grow more than one */
-	for (uintptr_t p = lo; p < lo + keep; p += ps)
-		if (*page_of(p) != page)
-			return -EFAULT;
-	for (struct adopted *b = records; b && rec_lo(b) < lo + keep; b = b->next)
-		if (rec_hi(b) > lo && fork_bits(b) != wipe)
-			return -EFAULT;
-	if ((flags & MREMAP_FIXED) && ((to & (ps - 1)) || (to < lo + old_len && lo < to + new_len)))
-		return -EINVAL; /* the kernel's answer to an overlap */
+	if (!one_mapping(lo, lo + old_len))
+		return -EFAULT; /* the kernel refuses to grow more than one */
 	/* the new record first; the new part locked as the old was */
 	struct adopted *nr = rec_make(0, new_len, NULL, wipe, by);
 	if (!nr)
@@ -806,8 +843,7 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 	memset(nr->reg.prot, page, new_len / ps);
 	if (flags & MREMAP_FIXED)
 		dest = to;
-	else if (new_len > old_len && !(flags & MREMAP_DONTUNMAP) &&
-		 os_map_none_noreplace((void *)(lo + old_len), new_len - old_len) == 0)
+	else if (!(flags & MREMAP_DONTUNMAP) && os_map_none_noreplace((void *)(lo + old_len), new_len - old_len) == 0)
 		dest = lo; /* room to grow where it is (now reserved) */
 	else if ((flags & MREMAP_MAYMOVE) && os_reserve(new_len, ps, &res) == 0)
 		dest = (uintptr_t)res;
@@ -834,12 +870,12 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 		return -EAGAIN;
 	}
 	if (!(prot & PROT_READ))
-		os_protect((void *)lo, keep, PROT_READ);
-	sm_copy(tmp, (const void *)lo, keep);
+		os_protect((void *)lo, old_len, PROT_READ);
+	sm_copy(tmp, (const void *)lo, old_len);
 	if (!(prot & PROT_READ))
-		os_protect((void *)lo, keep, prot);
+		os_protect((void *)lo, old_len, prot);
 	if ((rc = os_remap_fixed(tmp, new_len, (void *)dest)) != 0) {
-		explicit_bzero(tmp, keep);
+		explicit_bzero(tmp, old_len);
 		os_unmap(tmp, new_len);
 		rec_put(nr);
 		return rc;
@@ -849,7 +885,9 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 	carve(dest, dest + new_len);
 	if (dest != lo) {
 		if (flags & MREMAP_DONTUNMAP) {
-			/* the old range stays, empty: zeros, as anonymous memory */
+			/* the old range stays, empty and unlocked: zeros, as
+			 * anonymous memory */
+			set_locked(lo, lo + old_len, 0);
 			if (!(prot & PROT_WRITE))
 				os_protect((void *)lo, old_len, PROT_READ | PROT_WRITE);
 			explicit_bzero((void *)lo, old_len);
@@ -866,9 +904,53 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 	return 0;
 }
 
+/*
+ * A move of [lo, lo+len) to `to`, the same size (MREMAP_FIXED): the
+ * kernel's own mremap, which moves several mappings at once since Linux
+ * 6.17 (EFAULT before), and so charges nothing; the records of what moves
+ * are made first and take their place once it has moved.
+ */
+static int move(uintptr_t lo, size_t len, int flags, uintptr_t to, uintptr_t *out)
+{
+	size_t ps = os_page_size();
+	struct adopted *made = NULL, **tail = &made;
+	int rc = 0;
+	void *r;
+
+	for (struct adopted *a = records; a && rec_lo(a) < lo + len && !rc; a = a->next) {
+		if (rec_hi(a) <= lo)
+			continue;
+		uintptr_t s = rec_lo(a) > lo ? rec_lo(a) : lo, e = rec_hi(a) < lo + len ? rec_hi(a) : lo + len;
+		struct adopted *nr = rec_make(to + (s - lo), e - s, a->reg.prot + (s - rec_lo(a)) / ps, fork_bits(a), a->by);
+		if (!nr) {
+			rc = -ENOMEM;
+			break;
+		}
+		nr->next = NULL;
+		*tail = nr;
+		tail = &nr->next;
+	}
+	if (!rc)
+		rc = os_pass_mremap((void *)lo, len, len, flags, (void *)to, &r);
+	if (!rc) {
+		carve(lo, lo + len);
+		carve(to, to + len); /* what the move replaced */
+	}
+	for (struct adopted *a = made, *next; a; a = next) {
+		next = a->next;
+		if (rc)
+			rec_put(a);
+		else
+			rec_link(a);
+	}
+	if (!rc)
+		*out = to;
+	return rc;
+}
+
 int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *to, void **out)
 {
-	uintptr_t lo = (uintptr_t)old, ps = os_page_size();
+	uintptr_t lo = (uintptr_t)old, ps = os_page_size(), t = (uintptr_t)to;
 	int saved = errno, rc = 0;
 
 	if (!any())
@@ -884,6 +966,11 @@ int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *t
 	region_fork_lock();
 	if ((lo & (ps - 1)) || !touches(lo, lo + (old_len ? old_len : ps))) {
 		rc = 1; /* not ours: the kernel's call */
+		goto done;
+	}
+	/* the kernel looks at the destination before the mappings */
+	if ((flags & MREMAP_FIXED) && ((t & (ps - 1)) || (t < lo + old_len && lo < t + new_len))) {
+		rc = -EINVAL;
 		goto done;
 	}
 	if (old_len == 0 || new_len == 0) {
@@ -913,34 +1000,37 @@ int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *t
 		}
 		goto done;
 	}
+	if ((flags & MREMAP_FIXED) && !(flags & MREMAP_DONTUNMAP) && new_len < old_len && !touches(lo, lo + new_len)) {
+		/* a shrinking move of what is not ours: the kernel's, then
+		 * what it cut off is forgotten */
+		void *r;
+		rc = os_pass_mremap(old, old_len, new_len, flags, to, &r);
+		if (!rc) {
+			carve(lo, lo + old_len);
+			carve(t, t + new_len);
+			*out = r;
+		}
+		goto done;
+	}
+	if ((flags & MREMAP_FIXED) && !(flags & MREMAP_DONTUNMAP) && new_len <= old_len) {
+		/* a move; shrinking, the kept part must be one mapping (the
+		 * kernel checks before it cuts off the rest, whatever that is) */
+		if (new_len < old_len && !one_mapping(lo, lo + new_len))
+			rc = -EFAULT;
+		else if (new_len < old_len && (rc = os_pass_munmap((void *)(lo + new_len), old_len - new_len)) == 0)
+			carve(lo + new_len, lo + old_len);
+		if (!rc)
+			rc = move(lo, new_len, flags, t, &dest);
+		if (!rc)
+			*out = (void *)dest;
+		goto done;
+	}
+	/* it grows, or stays (MREMAP_DONTUNMAP): one mapping of ours */
 	if (!holding_all(lo, lo + old_len)) {
 		rc = -EFAULT; /* part of it is not adopted memory */
 		goto done;
 	}
-	/* the record of the first page: its owner and fork advice go on */
-	struct adopted *a = holding(lo, lo + ps);
-	if (new_len > old_len || (flags & MREMAP_DONTUNMAP)) {
-		rc = grow(a, lo, old_len, new_len, flags, (uintptr_t)to, &dest);
-	} else if (!holding(lo, lo + old_len)) {
-		/* a move of neighbouring ranges, one mapping to the kernel
-		 * when they were locked alike: copied into one new range */
-		rc = grow(a, lo, old_len, new_len, flags, (uintptr_t)to, &dest);
-	} else {
-		/* move (and shrink): the kernel's own mremap; the record of
-		 * what is kept is made first */
-		struct adopted *nr = rec_make(0, new_len, a->reg.prot + (lo - rec_lo(a)) / ps, fork_bits(a), a->by);
-		void *r;
-		rc = nr ? os_pass_mremap(old, old_len, new_len, flags, to, &r) : -ENOMEM;
-		if (!rc) {
-			dest = (uintptr_t)r;
-			carve(lo, lo + old_len);
-			carve(dest, dest + new_len);
-			rec_place(nr, dest);
-			rec_link(nr);
-		} else if (nr) {
-			rec_put(nr);
-		}
-	}
+	rc = grow(holding(lo, lo + ps), lo, old_len, new_len, flags, t, &dest);
 	if (!rc)
 		*out = (void *)dest;
 done:

@@ -100,6 +100,9 @@ int sm_alloc_free_record_covers(const void *p);
 /* Whether p lies in a chunk's pages or a large block's region of this
  * allocator (live or not): an address no other allocator can own. */
 int sm_in_our_memory(const void *p);
+/* Whether some 2 MiB granule of [lo, hi) belongs to this allocator (a
+ * chunk's or a large block's): 0 means none of it is the allocator's. */
+int sm_radix_any(uintptr_t lo, uintptr_t hi);
 
 /* ---- options.c -------------------------------------------------------- */
 

@@ -109,6 +109,24 @@ int sm_lookup(const void *p, struct blockref *ref)
 	return st == SLOT_LIVE ? LOOKUP_OK : LOOKUP_NOT_LIVE;
 }
 
+int sm_radix_any(uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t top = (uintptr_t)1 << SM_ADDR_BITS;
+
+	for (uintptr_t a = lo & ~(SM_GRANULE - 1); a < hi && a < top;) {
+		size_t g = a >> SM_GRANULE_SHIFT;
+		struct owner *_Atomic *leaf = atomic_load_explicit(&sm_radix[g >> SM_RADIX_L2_BITS], memory_order_acquire);
+		if (!leaf) { /* a whole leaf's span is nobody's */
+			a = (uintptr_t)((g | (SM_RADIX_L2_SIZE - 1)) + 1) << SM_GRANULE_SHIFT;
+			continue;
+		}
+		if (atomic_load_explicit(&leaf[g & (SM_RADIX_L2_SIZE - 1)], memory_order_acquire))
+			return 1;
+		a += SM_GRANULE;
+	}
+	return 0;
+}
+
 /* Whether p lies in memory of ours (a chunk's pages, a large block's
  * region), whatever is there now: a live block, a freed one, or pages a
  * trim or an eviction gave back to the chunk.  Such an address is never

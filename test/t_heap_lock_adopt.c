@@ -607,6 +607,109 @@ static int edges(void)
 	munmap(w, 8 * PS);
 	munmap(to, 8 * PS);
 
+	/* more mappings than one read of the maps gives (300, every other
+	 * page read-only): munlock and mlock reach them all */
+	n = 300;
+	m = anon(n * PS, 0);
+	memset(m, 'E', n * PS);
+	printf("mlock: %s\n", rc(mlock(m, n * PS)));
+	for (size_t i = 1; i < n; i += 2)
+		mprotect(m + i * PS, PS, PROT_READ);
+	printf("munlock of 300 mappings: %s\n", rc(munlock(m, n * PS)));
+	printf("madvise dontneed of the last: %s\n", rc(madvise(m + (n - 2) * PS, PS, MADV_DONTNEED)));
+	printf("zero %d\n", all(m + (n - 2) * PS, PS, 0));
+	printf("mlock of 300 mappings: %s\n", rc(mlock(m, n * PS)));
+	printf("madvise dontneed of the last: %s\n", rc(madvise(m + (n - 4) * PS, PS, MADV_DONTNEED)));
+	printf("secret %s\n", secret(m, n * PS));
+	munmap(m, n * PS);
+
+	/* munlock and mlock over [adopted][hole]: the part before the hole
+	 * is unlocked, then locked again, and both say ENOMEM */
+	m = anon(5 * PS, 0);
+	memset(m, 'L', 5 * PS);
+	munmap(m + 4 * PS, PS);
+	printf("mlock: %s\n", rc(mlock(m, 4 * PS)));
+	printf("munlock over a hole: %s\n", rc(munlock(m, 5 * PS)));
+	printf("madvise dontneed: %s\n", rc(madvise(m, PS, MADV_DONTNEED)));
+	printf("zero %d\n", all(m, PS, 0));
+	printf("mlock over a hole: %s\n", rc(mlock(m, 5 * PS)));
+	printf("madvise dontneed: %s\n", rc(madvise(m + PS, PS, MADV_DONTNEED)));
+	printf("kept %d\n", all(m + PS, PS, 'L'));
+	munmap(m, 4 * PS);
+
+	/* MREMAP_DONTUNMAP: the old range stays, empty and unlocked */
+	m = anon(4 * PS, 0);
+	memset(m, 'U', 4 * PS);
+	printf("mlock: %s\n", rc(mlock(m, 4 * PS)));
+	r = mremap(m, 4 * PS, 4 * PS, MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL);
+	printf("mremap dontunmap: %s\n", r == MAP_FAILED ? strerror(errno) : "ok");
+	if (r != MAP_FAILED) {
+		printf("moved: kept %d\n", all(r, 4 * PS, 'U'));
+		printf("old range: madvise dontneed %s\n", rc(madvise(m, PS, MADV_DONTNEED)));
+		printf("old range zero %d\n", all(m, 4 * PS, 0));
+		munmap(r, 4 * PS);
+	}
+	munmap(m, 4 * PS);
+
+	/* moves (MREMAP_FIXED) of neighbours that are not alike, of 5 MiB
+	 * (over half an ordinary user's limit), and shrinking moves whose cut
+	 * off part is not adopted, or whose kept part is not; a destination
+	 * the kernel refuses before it looks at the mappings */
+	size_t big = (size_t)5 << 20;
+	unsigned char *nb = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	memset(nb, 'N', big);
+	printf("mlock: %s\n", rc(mlock(nb, big / 2)));
+	printf("mlock of the next half: %s\n", rc(mlock(nb + big / 2, big / 2)));
+	printf("mprotect of one page read-only: %s\n", rc(mprotect(nb + big / 2, PS, PROT_READ)));
+	to = mmap(NULL, big, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r = mremap(nb, big, big, MREMAP_MAYMOVE | MREMAP_FIXED, to + 1);
+	printf("mremap move to an unaligned address: %s\n", r == MAP_FAILED ? strerror(errno) : "ok");
+	r = mremap(nb, big, big + PS, MREMAP_MAYMOVE | MREMAP_FIXED, to + 1);
+	printf("mremap grow to an unaligned address: %s\n", r == MAP_FAILED ? strerror(errno) : "ok");
+	r = mremap(nb, big, big, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	/* one mapping after another moves since Linux 6.17 (EFAULT before):
+	 * the line is the kernel's answer either way */
+	printf("mremap move of 5 MiB of unlike neighbours: %s\n", r == to ? "ok" : strerror(errno));
+	if (r == to) {
+		nb = r;
+		printf("moved: kept %d, read-only page faults on write %d\n", all(nb, big, 'N'),
+		       write_faults(nb + big / 2));
+		printf("secret %s\n", secret(nb, big));
+	}
+	munmap(nb, big);
+	munmap(to, big);
+	m = anon(8 * PS, 0);
+	memset(m, 'T', 8 * PS);
+	printf("mlock of the first half: %s\n", rc(mlock(m, 4 * PS)));
+	to = mmap(NULL, 4 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r = mremap(m, 8 * PS, 4 * PS, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	printf("mremap move shrinking off an unlocked half: %s\n", r == to ? "ok" : strerror(errno));
+	if (r == to)
+		printf("moved: kept %d, the rest unmapped %d\n", all(r, 4 * PS, 'T'), faults(m + 5 * PS));
+	munmap(to, 4 * PS);
+	m = anon(8 * PS, 0);
+	memset(m, 'T', 8 * PS);
+	printf("mlock of the second half: %s\n", rc(mlock(m + 4 * PS, 4 * PS)));
+	to = mmap(NULL, 4 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r = mremap(m, 8 * PS, 4 * PS, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	printf("mremap move shrinking off a locked half: %s\n", r == to ? "ok" : strerror(errno));
+	if (r == to)
+		printf("moved: kept %d, the rest unmapped %d\n", all(r, 4 * PS, 'T'), faults(m + 5 * PS));
+	munmap(to, 4 * PS);
+
+	/* a shrinking move whose kept part is two mappings: EFAULT, and
+	 * what it would cut off is still there */
+	m = anon(8 * PS, 0);
+	memset(m, 'K', 8 * PS);
+	printf("mlock: %s\n", rc(mlock(m, 8 * PS)));
+	printf("mprotect of the second half read-only: %s\n", rc(mprotect(m + 4 * PS, 4 * PS, PROT_READ)));
+	to = mmap(NULL, 5 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r = mremap(m, 8 * PS, 5 * PS, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	printf("mremap move shrinking to part of two mappings: %s\n", r == to ? "ok" : strerror(errno));
+	printf("the end still there: %d\n", r != to && !faults(m + 7 * PS) && m[7 * PS] == 'K');
+	munmap(r == to ? to : m, r == to ? 5 * PS : 8 * PS);
+	munmap(to, 5 * PS);
+
 	/* a shrinking mremap from an unmapped page: EFAULT, nothing unmapped */
 	m = anon(4 * PS, 0);
 	memset(m, 'H', 4 * PS);
@@ -637,6 +740,10 @@ static int edges(void)
 	none.rlim_cur = 0;
 	setrlimit(RLIMIT_NOFILE, &none);
 	madvise(pg, PS, MADV_DOFORK);
+	/* and a reservation far from the heap: the kernel's answer */
+	size_t huge = (size_t)3 << 30;
+	unsigned char *far = mmap(NULL, huge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	int far_rc = far == MAP_FAILED ? -2 : madvise(far, huge, MADV_DONTFORK);
 	fflush(stdout);
 	long child = syscall(SYS_fork); /* no handlers */
 	if (child == 0) {
@@ -646,6 +753,9 @@ static int edges(void)
 	if (child > 0)
 		waitpid((pid_t)child, NULL, 0);
 	setrlimit(RLIMIT_NOFILE, &files);
+	printf("dontfork of 3 GiB reserved, at the open-file limit: %s\n", far_rc == -2 ? "no room" : rc(far_rc));
+	if (far != MAP_FAILED)
+		munmap(far, huge);
 	printf("after a raw fork's child wrote a heap block (DOFORK at the open-file limit): parent reads %c\n", *pg);
 	free(b);
 
@@ -955,10 +1065,10 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	const char *me = geteuid() == 0 ? "root" : "this user";
 	calls_both("calls", 5, 0, me);
-	calls_both("edges", 7, 0, me);
+	calls_both("edges", 9, 0, me);
 	if (geteuid() == 0) {
 		calls_both("calls", 5, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
-		calls_both("edges", 7, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
+		calls_both("edges", 9, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
 	}
 	static char out[4096];
 	int ws = hr_run(self, "threads", 1, NULL, out, sizeof(out));
