@@ -442,6 +442,23 @@ static long raw3(long n, long a, long b, long c, long d)
 #define MADV_DONTNEED_LOCKED 24
 #endif
 
+/* 8 pages, half of them locked (the second half if second), moved
+ * (MREMAP_FIXED) and shrunk to the first half */
+static void shrinking_move(int second)
+{
+	unsigned char *m = anon(8 * PS, 0);
+
+	memset(m, 'T', 8 * PS);
+	printf("mlock of the %s half: %s\n", second ? "second" : "first", rc(mlock(m + (second ? 4 * PS : 0), 4 * PS)));
+	unsigned char *to = mmap(NULL, 4 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *r = mremap(m, 8 * PS, 4 * PS, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	printf("mremap move shrinking off %s half: %s\n", second ? "a locked" : "an unlocked",
+	       r == to ? "ok" : strerror(errno));
+	if (r == to)
+		printf("moved: kept %d, the rest unmapped %d\n", all(r, 4 * PS, 'T'), faults(m + 5 * PS));
+	munmap(to, 4 * PS);
+}
+
 /*
  * edges: what a program may do to its locked memory that the kernel answers
  * in a way of its own - calls over holes, calls the module cannot see,
@@ -678,24 +695,8 @@ static int edges(void)
 	}
 	munmap(nb, big);
 	munmap(to, big);
-	m = anon(8 * PS, 0);
-	memset(m, 'T', 8 * PS);
-	printf("mlock of the first half: %s\n", rc(mlock(m, 4 * PS)));
-	to = mmap(NULL, 4 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	r = mremap(m, 8 * PS, 4 * PS, MREMAP_MAYMOVE | MREMAP_FIXED, to);
-	printf("mremap move shrinking off an unlocked half: %s\n", r == to ? "ok" : strerror(errno));
-	if (r == to)
-		printf("moved: kept %d, the rest unmapped %d\n", all(r, 4 * PS, 'T'), faults(m + 5 * PS));
-	munmap(to, 4 * PS);
-	m = anon(8 * PS, 0);
-	memset(m, 'T', 8 * PS);
-	printf("mlock of the second half: %s\n", rc(mlock(m + 4 * PS, 4 * PS)));
-	to = mmap(NULL, 4 * PS, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	r = mremap(m, 8 * PS, 4 * PS, MREMAP_MAYMOVE | MREMAP_FIXED, to);
-	printf("mremap move shrinking off a locked half: %s\n", r == to ? "ok" : strerror(errno));
-	if (r == to)
-		printf("moved: kept %d, the rest unmapped %d\n", all(r, 4 * PS, 'T'), faults(m + 5 * PS));
-	munmap(to, 4 * PS);
+	shrinking_move(0);
+	shrinking_move(1);
 
 	/* a shrinking move whose kept part is two mappings: EFAULT, and
 	 * what it would cut off is still there */
