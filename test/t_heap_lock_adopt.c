@@ -901,7 +901,8 @@ static char self[PATH_MAX];
  * end in want (every field "yes" or "no"). */
 static void split(const char *out, char *res, size_t len, const char *want, const char *what, int nsecret)
 {
-	char copy[16384], *save = NULL;
+	static char copy[65536];
+	char *save = NULL;
 	int secrets = 0;
 
 	snprintf(copy, sizeof(copy), "%s", out);
@@ -921,7 +922,9 @@ static void split(const char *out, char *res, size_t len, const char *want, cons
 
 static void calls_both(const char *mode, int nsecret, size_t memlock, const char *who)
 {
-	static char plain[16384], heap[16384], rp[16384], rh[16384];
+	/* room for a report line per range still adopted at exit (the
+	 * memory-lock limit filled 64 KiB at a time, as an ordinary user) */
+	static char plain[65536], heap[65536], rp[65536], rh[65536];
 	char what[64];
 
 	int st = hr_run_user(self, mode, 0, NULL, memlock, plain, sizeof(plain));
@@ -929,6 +932,7 @@ static void calls_both(const char *mode, int nsecret, size_t memlock, const char
 	static const char *const report[] = { "SECRETMEM_REPORT=1", NULL };
 	st = hr_run_user(self, mode, 1, report, memlock, heap, sizeof(heap));
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s, heap mode: %s\n%s", who, tl_status_str(st), heap);
+	TL_CHECK(strlen(plain) < sizeof(plain) - 1 && strlen(heap) < sizeof(heap) - 1, "%s: the output did not fit", who);
 	snprintf(what, sizeof(what), "%s, plain", who);
 	split(plain, rp, sizeof(rp), "no", what, nsecret);
 	snprintf(what, sizeof(what), "%s, heap mode", who);
