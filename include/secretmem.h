@@ -320,7 +320,9 @@ struct secretmem_stats {
 	size_t bytes_mapped;       /* allocator bytes mapped (secret or fallback,
 	                              without guard pages)                      */
 	size_t pages_mapped;       /* allocator pages mapped                    */
-	size_t pages_faulted;      /* pages faulted in, over the lifetime       */
+	size_t pages_faulted;      /* pages made ready for blocks, over the
+	                              lifetime: faulted in, or (mmap-time
+	                              regime) left to their first touch      */
 	size_t pages_released;     /* pages given back, over the lifetime       */
 	size_t regions;            /* allocator mappings (chunks and large
 	                              blocks) now; not secretmem_region_create  */

@@ -565,7 +565,7 @@ SM_API void *secretmem_realloc(void *p, size_t size)
 	if (keep) {
 		/* what the caller gave up must not stay behind */
 		if (size < usable)
-			sm_zero((unsigned char *)p + size, usable - size);
+			sm_zero_tail(&ref, (unsigned char *)p + size, usable - size);
 		return p;
 	}
 	void *n = NULL;

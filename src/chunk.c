@@ -40,9 +40,9 @@ void sm_counters_get(struct sm_counters *c)
 static atomic_size_t refused_pages = SIZE_MAX;
 
 /* Create a region for the allocator and count it. */
-int sm_new_region(struct region *r, size_t size, int populate, struct owner *o)
+int sm_new_region(struct region *r, size_t size, int fill, struct owner *o)
 {
-	int rc = region_create(r, size, SM_GRANULE, populate, 0);
+	int rc = region_create(r, size, SM_GRANULE, fill, 0);
 
 	if (rc)
 		return rc;
@@ -70,10 +70,10 @@ void sm_end_region(struct region *r)
 	region_destroy(r);
 }
 
-static int fault_to(struct region *r, size_t upto)
+int sm_region_ready(struct region *r, size_t upto)
 {
 	size_t before = r->faulted;
-	int rc = region_fault_to(r, upto);
+	int rc = region_ready_to(r, upto);
 
 	if (!rc && r->faulted > before)
 		atomic_fetch_add(&sm_ctr.pages_faulted, (r->faulted - before) >> sm_page_shift);
@@ -142,7 +142,7 @@ int sm_chunk_create(size_t need, int populate, struct chunk **out)
 		return -ENOMEM;
 	c->own.kind = OWNER_CHUNK;
 	for (;;) {
-		rc = sm_new_region(&c->reg, want << sm_page_shift, populate, &c->own);
+		rc = sm_new_region(&c->reg, want << sm_page_shift, populate ? REGION_NOW : REGION_LAZY, &c->own);
 		if (rc != -ENOMEM || want == need)
 			break;
 		refused_pages = want;
@@ -202,10 +202,11 @@ long sm_find_pages(const struct chunk *c, size_t n)
 }
 
 /*
- * Under sm_pages_lock: pages [0, end) of c faulted in.  When new pages are
- * faulted from user space (the mmap-time regime, see sm_fault_regime):
- * exactly those, as there are no system calls to amortize and each page
- * faulted ahead may never be used.  From the kernel side (a read per call),
+ * Under sm_pages_lock: pages [0, end) of c ready.  In the mmap-time regime
+ * (see sm_fault_regime) the chunk is lazy: they are only marked, and each
+ * faults at its first touch, by the program or by the zeroing of a free
+ * (region.c): a page nobody touches costs nothing, as in anonymous memory.
+ * From the kernel side (a read per call),
  * and for the fallback backend (an mlock per call):
  * ahead of the need by as many pages as the chunk has faulted so far
  * (1, 2, 4, ... up to FAULT_AHEAD_MAX), so that a program that needs one
@@ -218,17 +219,17 @@ int sm_fault_pages(struct chunk *c, size_t endpage)
 	size_t end = endpage << sm_page_shift, have = c->reg.faulted;
 	int rc = 0;
 
-	if (end > have && c->reg.backend == SECRETMEM_BACKEND_SECRET && sm_fault_regime() == SM_REGIME_MMAP) {
-		rc = fault_to(&c->reg, end);
+	if (end > have && c->reg.lazy) {
+		rc = sm_region_ready(&c->reg, end);
 	} else if (end > have) {
 		size_t ahead = have < ((size_t)FAULT_AHEAD_MAX << sm_page_shift) ? have
 									   : (size_t)FAULT_AHEAD_MAX << sm_page_shift;
 		size_t batch = end + ahead;
 		if (batch > c->reg.size)
 			batch = c->reg.size;
-		rc = fault_to(&c->reg, batch);
+		rc = sm_region_ready(&c->reg, batch);
 		if (rc && batch > end)
-			rc = fault_to(&c->reg, end);
+			rc = sm_region_ready(&c->reg, end);
 	}
 	return rc;
 }

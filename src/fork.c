@@ -173,6 +173,30 @@ static void copy_unguarded(const struct region *r, size_t at, unsigned char *dst
 	}
 }
 
+/* One window of copy_region: where the region's bytes and the copy are. */
+struct piece_copy {
+	const struct region *r;
+	size_t at;                /* the window's offset in the region      */
+	unsigned char *dst;       /* the window                             */
+	const unsigned char *src; /* the region's bytes there (or a duplicate) */
+	unsigned char *data;      /* the region's own address there         */
+	int rc;
+};
+
+/* os_each_resident: the pages [p, p+n) of the region hold memory: fault the
+ * copy's pages in and copy them. */
+static void copy_piece(void *arg, unsigned char *p, size_t n)
+{
+	struct piece_copy *pc = arg;
+	size_t o = (size_t)(p - pc->data);
+
+	if (pc->rc)
+		return;
+	pc->rc = os_fault_in_secret(pc->dst + o, n);
+	if (!pc->rc)
+		copy_unguarded(pc->r, pc->at + o, pc->dst + o, pc->src + o, n);
+}
+
 /*
  * The window lives at one address for the fork, reserved (PROT_NONE,
  * MADV_DONTFORK) before any piece is mapped there: between the mmap of a
@@ -240,8 +264,6 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 			*window = len;
 		/* a raw fork by another thread meanwhile must not inherit it */
 		rc = os_advise(dst, len, MADV_DONTFORK);
-		if (!rc)
-			rc = os_fault_in_secret(dst, len);
 		const unsigned char *src = r->data + done;
 		if (!rc && r->access == SECRETMEM_NOACCESS) {
 			/* read a second mapping of the pages: the region's own
@@ -253,8 +275,14 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 				rc = os_protect(dup, len, PROT_READ);
 			src = dup;
 		}
-		if (!rc)
-			copy_unguarded(r, done, dst, src, len);
+		if (!rc) {
+			struct piece_copy pc = { r, done, dst, src, r->data + done, 0 };
+			/* only the pages that hold memory: the others are
+			 * zero, and stay holes in the copy as in the region
+			 * (a lazy region's untouched pages, region.c) */
+			os_each_resident(r->data + done, len, copy_piece, &pc);
+			rc = pc.rc;
+		}
 		if (dup)
 			os_unmap(dup, len);
 		unmap_window(len);

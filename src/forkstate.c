@@ -90,7 +90,7 @@ static void scrub_free_slots(void)
 				unsigned char *p = c->reg.data + (pg << sm_page_shift);
 				size_t len = (size_t)s->npages << sm_page_shift;
 				SM_SHOW(p, len);
-				sm_zero(p, len);
+				sm_chunk_zero(c, p, len);
 				SM_HIDE(p, len);
 				if (s->on_partial)
 					sm_run_unlink_cached(s);

@@ -225,6 +225,15 @@ int os_lock(void *addr, size_t len);
  * OS_OP_FAULT_IN injection.
  */
 int os_fault_in_secret(void *addr, size_t len);
+/*
+ * Call fn(arg, p, n) for each run of [addr, addr+len) whose pages hold a
+ * page of memory (mincore: for a secret mapping, a page of its file), the
+ * run clipped to [addr, addr+len), in address order.  Returns 1 if every
+ * page does, else 0.  A page mincore cannot answer for counts as one that
+ * does, so a caller that zeroes or copies what fn is given never skips data.
+ * No fault injection: it changes nothing.
+ */
+int os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned char *p, size_t n), void *arg);
 /* Heap mode: the program's own calls, straight to the kernel with its
  * arguments (never through the module's interposers); 0 or -errno.  flags
  * of os_pass_mlock: mlock2's (0: mlock). */
@@ -272,10 +281,13 @@ struct region {
 	size_t total;               /* reservation length                       */
 	unsigned char *data;        /* first usable byte, page aligned          */
 	size_t size;                /* usable bytes, page multiple              */
-	size_t faulted;             /* bytes from data on that are faulted in   */
+	size_t faulted;             /* bytes from data on that are ready: faulted
+				       in, or (lazy) left to the first touch */
 	int backend;                /* enum secretmem_backend                   */
 	int access;                 /* enum secretmem_access                    */
 	int dropped;                /* pages removed in a child (fork drop)     */
+	int lazy;                   /* ready pages fault at their first touch
+				       (REGION_LAZY in the mmap-time regime) */
 	/* adopted ranges (adopt.c): a program's locked memory made secret */
 	int adopted;                /* 1: not the library's; its own totals     */
 	int wipe;                   /* MADV_WIPEONFORK: a child gets zeros      */
@@ -285,17 +297,35 @@ struct region {
 };
 
 /*
+ * How a new region's pages come in (region_create's fill):
+ *   REGION_LATER  region_ready_to faults them in when asked;
+ *   REGION_NOW    every page faulted in by region_create;
+ *   REGION_LAZY   as REGION_LATER, except with the secret backend where the
+ *                 kernel charges the memory-lock limit at mmap time
+ *                 (SM_REGIME_MMAP): there region_ready_to only marks pages
+ *                 ready and each faults at its first touch, as anonymous
+ *                 memory does (the charge was taken by the mmap, so a touch
+ *                 cannot raise SIGBUS for the limit).  r->lazy says which.
+ */
+enum { REGION_LATER = 0, REGION_NOW = 1, REGION_LAZY = 2 };
+/*
  * Create a region of size bytes (page multiple) whose data ends one guard
  * page below the end of an align-aligned reservation; everything below the
- * data in the reservation is inaccessible.  populate: fault every page in now.
+ * data in the reservation is inaccessible.  fill: see above.
  * require_secret: never fall back.  The region is registered for fork
  * handling.  Returns 0 or -ENOMEM, -EINVAL, -ENOSYS, -EPERM, -EMFILE.
  */
-int region_create(struct region *r, size_t size, size_t align, int populate, int require_secret);
+int region_create(struct region *r, size_t size, size_t align, int fill, int require_secret);
 /* Fault in [data, data+upto) if not yet (upto rounded to pages); -ENOMEM. */
 int region_fault_to(struct region *r, size_t upto);
+/* [data, data+upto) ready for use: marked (r->lazy) or faulted in; -ENOMEM. */
+int region_ready_to(struct region *r, size_t upto);
+/* Zero [p, p+len) of region r: only the pages that hold memory if r->lazy
+ * (the others read as zero and stay untouched).  Returns 1 if every page of
+ * the range holds memory now (always 1 if not lazy). */
+int region_zero(const struct region *r, void *p, size_t len);
 int region_protect(struct region *r, int access);
-/* Zeroize the faulted part, unmap, unregister.  Returns 0 or -errno. */
+/* Zeroize the ready part, unmap, unregister.  Returns 0 or -errno. */
 int region_destroy(struct region *r);
 /* Backend new regions get now (after the probe and the REQUIRE option). */
 int region_default_backend(void);

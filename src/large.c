@@ -56,6 +56,16 @@ static struct large *large_cache_take_all(void)
 	return l;
 }
 
+/* l's region of bytes, every page ready (lazy: left to its first touch). */
+static int make_ready(struct large *l, size_t bytes)
+{
+	int rc = sm_new_region(&l->reg, bytes, REGION_LAZY, &l->own);
+
+	if (!rc && (rc = sm_region_ready(&l->reg, bytes)) != 0)
+		sm_end_region(&l->reg);
+	return rc;
+}
+
 /* A new mapped large block of bytes in *out. */
 static int new_large(size_t bytes, struct large **out)
 {
@@ -64,12 +74,12 @@ static int new_large(size_t bytes, struct large **out)
 	if (!l)
 		return -ENOMEM;
 	l->own.kind = OWNER_LARGE;
-	int rc = sm_new_region(&l->reg, bytes, 1, &l->own);
+	int rc = make_ready(l, bytes);
 	struct large *kept;
 	if (rc == -ENOMEM && (kept = large_cache_take_all()) != NULL) {
 		/* the kept blocks hold memory-lock budget: give it back */
 		large_destroy_list(kept);
-		rc = sm_new_region(&l->reg, bytes, 1, &l->own);
+		rc = make_ready(l, bytes);
 	}
 	if (rc)
 		sm_meta_free(l, sizeof(*l));
@@ -124,7 +134,7 @@ int sm_large_alloc(size_t size, size_t align, void **out, size_t *usable)
 	if (l) {
 		unsigned char *at = large_place(&l->reg, use, align), *end = l->reg.data + l->reg.size;
 		SM_SHOW(at, (size_t)(end - at));
-		if (!sm_sample_zero(at, (size_t)(end - at)))
+		if (!sm_sample_ready(&l->reg, at, (size_t)(end - at)))
 			sm_fatal("freed block was modified (write after free)");
 	} else {
 		/* cancellation off: a cancelled creation would leave its
@@ -156,7 +166,7 @@ void sm_large_free(struct large *l)
 	atomic_fetch_sub(&sm_ctr.large_bytes, l->usable);
 	/* the whole region: the slack before the block too */
 	SM_SHOW(l->reg.data, l->reg.size);
-	sm_zero(l->reg.data, l->reg.size);
+	sm_zero_ready(&l->reg, l->reg.data, l->reg.size);
 	SM_HIDE(l->reg.data, l->reg.size);
 	struct large *gone = NULL;
 	pthread_mutex_lock(&sm_large_lock);

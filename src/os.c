@@ -2,7 +2,7 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * os.c - the OS layer: the only code in libsecretmem that calls mmap,
- * mremap, munmap, mprotect, madvise, ftruncate and mlock.  Everything above
+ * mremap, munmap, mprotect, madvise, ftruncate, mlock and mincore.  Everything above
  * speaks in pages and regions.  Every function returns 0 or -errno and
  * leaves errno as it found it.
  *
@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -460,6 +461,50 @@ int os_fault_in_secret(void *addr, size_t len)
 		atomic_fetch_add_explicit(&fault_kernel, pages, memory_order_relaxed);
 	errno = saved;
 	return rc;
+}
+
+#define RESIDENT_BATCH 256 /* pages per mincore call (1 MiB with 4 KiB pages) */
+
+int os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned char *p, size_t n), void *arg)
+{
+	size_t ps = os_page_size();
+	uintptr_t start = (uintptr_t)addr, end = start + len;
+	uintptr_t pg = start & ~(uintptr_t)(ps - 1);
+	unsigned char vec[RESIDENT_BATCH];
+	int saved = errno, all = 1;
+
+	if (!len)
+		return 1;
+	while (pg < end) {
+		size_t n = (end - pg + ps - 1) / ps;
+		if (n > RESIDENT_BATCH)
+			n = RESIDENT_BATCH;
+		if (syscall(SYS_mincore, (void *)pg, n * ps, vec)) {
+			/* cannot tell: every page counts as resident, the
+			 * answer that never skips a page holding data */
+			memset(vec, 1, n);
+		}
+		for (size_t i = 0; i < n;) {
+			if (!(vec[i] & 1)) {
+				all = 0;
+				i++;
+				continue;
+			}
+			size_t j = i + 1;
+			while (j < n && (vec[j] & 1))
+				j++;
+			uintptr_t a = pg + i * ps, b = pg + j * ps;
+			if (a < start)
+				a = start;
+			if (b > end)
+				b = end;
+			fn(arg, (unsigned char *)a, b - a);
+			i = j;
+		}
+		pg += n * ps;
+	}
+	errno = saved;
+	return all;
 }
 
 /* ---- the program's own calls (heap mode: heap/mmcalls.c, adopt.c) -------- */

@@ -19,12 +19,16 @@
  * radix map checks bounds, so a foreign mapping there is never taken for
  * ours).
  *
- * New pages are always faulted in by this layer before anyone touches them
- * (os_fault_in_secret / mlock), so a refused memory-lock charge is an error
- * here and never a SIGBUS later: from the kernel side (a read from
- * /dev/zero) unless the kernel is known to charge secret memory at mmap time
- * (sm_fault_regime), where the mmap took the charge and a user-space touch
- * of each page is enough.
+ * Where a page's memory-lock charge could be refused at its first touch,
+ * this layer faults it in before anyone touches it (os_fault_in_secret /
+ * mlock), so the refusal is an error here and never a SIGBUS later: from the
+ * kernel side (a read from /dev/zero), or by a user-space touch where the
+ * kernel is known to charge secret memory at mmap time (sm_fault_regime).
+ * In that regime the mmap took the charge, and a region made REGION_LAZY
+ * (the allocator's chunks and large blocks) leaves each page to fault at its
+ * first touch, as anonymous memory does: a page the program never touches
+ * costs nothing.  Zeroing (region_zero, region_destroy) and fork's copy
+ * then skip the pages that hold no memory yet (mincore): they read as zero.
  *
  * Every live region is on one list so that a fork can apply the policy to
  * its pages (see fork.c).
@@ -203,12 +207,6 @@ static void warn_fallback(int err)
 		"); new memory uses the fallback backend, which root can read (SECRETMEM_REQUIRE=1 forbids it)");
 }
 
-static int zero_range(void *p, size_t len)
-{
-	explicit_bzero(p, len);
-	return 0;
-}
-
 /* Map the data part of the reservation with the secret backend. */
 static int map_secret(struct region *r)
 {
@@ -283,7 +281,35 @@ int region_fault_to(struct region *r, size_t upto)
 	return 0;
 }
 
-int region_create(struct region *r, size_t size, size_t align, int populate, int require_secret)
+int region_ready_to(struct region *r, size_t upto)
+{
+	size_t ps = os_page_size();
+
+	if (!r->lazy)
+		return region_fault_to(r, upto);
+	upto = (upto + ps - 1) & ~(ps - 1);
+	if (upto > r->size)
+		return -EINVAL;
+	if (upto > r->faulted)
+		r->faulted = upto;
+	return 0;
+}
+
+static void zero_piece(void *arg, unsigned char *p, size_t n)
+{
+	(void)arg;
+	explicit_bzero(p, n);
+}
+
+int region_zero(const struct region *r, void *p, size_t len)
+{
+	if (r->lazy)
+		return os_each_resident(p, len, zero_piece, NULL);
+	explicit_bzero(p, len);
+	return 1;
+}
+
+int region_create(struct region *r, size_t size, size_t align, int fill, int require_secret)
 {
 	size_t ps = os_page_size();
 	int rc;
@@ -342,7 +368,8 @@ int region_create(struct region *r, size_t size, size_t align, int populate, int
 	if (!rc && backend == SECRETMEM_BACKEND_FALLBACK)
 		rc = map_fallback(r);
 	r->backend = backend;
-	if (!rc && populate)
+	r->lazy = fill == REGION_LAZY && backend == SECRETMEM_BACKEND_SECRET && sm_fault_regime() == SM_REGIME_MMAP;
+	if (!rc && fill == REGION_NOW)
 		rc = region_fault_to(r, size);
 	if (rc) {
 		os_unmap(base, total);
@@ -383,7 +410,7 @@ int region_destroy(struct region *r)
 		/* if the kernel refused write access, the secret backend's pages
 		 * are still cleared by the kernel when the file is released */
 		if (!rc)
-			zero_range(r->data, r->faulted);
+			region_zero(r, r->data, r->faulted);
 	}
 	list_del(r);
 	int urc = os_unmap((void *)r->base, r->total);

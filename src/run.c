@@ -16,7 +16,12 @@
  *
  * A freed run is zeroed (from the page holding the block's start to the
  * end) and kept on its class's list for the next block of that class, so
- * steady churn maps nothing and faults nothing.  Kept runs past
+ * steady churn maps nothing and faults nothing.  In a lazy chunk (region.c)
+ * a run's pages fault at the program's first touch: the zeroing and the
+ * reuse check ask the kernel (mincore) which pages hold memory, unless the
+ * chunk already knows they all do (zero.c), so malloc(1 MiB) and a byte
+ * written costs one secret page, as it costs glibc one page, and steady
+ * churn asks no more once its pages are in.  Kept runs past
  * RUN_CACHE_BYTES, or when pages are needed for a slab or another run, or
  * at secretmem_trim(), go back to the chunk's free pages (oldest first);
  * the chunk itself goes when none of its pages is used.
@@ -285,7 +290,7 @@ int sm_run_alloc(size_t use, size_t align, void **out, size_t *usable)
 	unsigned char *end = run_end(s);
 	unsigned char *start = (unsigned char *)(((uintptr_t)end - use) & ~((uintptr_t)align - 1));
 	SM_SHOW(start, (size_t)(end - start));
-	if (!sm_sample_zero(start, (size_t)(end - start)))
+	if (!sm_chunk_sample(s->chunk, start, (size_t)(end - start)))
 		sm_fatal("freed block was modified (write after free)");
 	run_place(s, use, align);
 	*out = s->start;
@@ -300,7 +305,7 @@ void sm_run_free(struct slab *s)
 	unsigned char *from = (unsigned char *)((uintptr_t)s->start & ~(uintptr_t)(sm_page_size - 1));
 	size_t len = (size_t)(run_end(s) - from);
 	SM_SHOW(from, len);
-	sm_zero(from, len);
+	sm_chunk_zero(s->chunk, from, len);
 	SM_HIDE(from, len);
 	unsigned rc = s->cls - SM_NCLASS;
 	pthread_mutex_lock(&sm_pages_lock);

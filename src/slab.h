@@ -138,6 +138,9 @@ struct chunk {
 	uint64_t pagemap[SM_CHUNK_MAX_PAGES / 64]; /* bit set: page in a slab,
 						      a run or a guard page */
 	uint8_t guard_ref[SM_CHUNK_MAX_PAGES];     /* runs next to a guard page */
+	/* lazy (region.c): bit set: the page is known to hold memory (found so
+	 * by a zeroing or a check, zero.c); atomic, never cleared */
+	uint64_t resmap[SM_CHUNK_MAX_PAGES / 64];
 	struct slab *_Atomic page_slab[SM_CHUNK_MAX_PAGES];
 };
 
@@ -296,5 +299,8 @@ int sm_sample_zero(const void *p, size_t len);
 
 /* Zero helper that the compiler may not elide (sm_is_zero: internal.h). */
 void sm_zero(void *p, size_t len);
+/* What a shrink in place of block ref gives up, [p, p+len): zeroed (in a
+ * lazy region only the pages that hold memory; the others read as zero). */
+void sm_zero_tail(const struct blockref *ref, void *p, size_t len);
 
 #endif

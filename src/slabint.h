@@ -82,14 +82,34 @@ static inline void sm_ctr_locked_add(atomic_size_t *c, size_t v)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
 }
 
+/*
+ * A large block's bytes [p, p+len) in region r: sm_sample_zero and sm_zero,
+ * except in a lazy region (region.c): then only the pages that hold memory
+ * are read or zeroed (the others read as zero, and touching them would
+ * fault them in).  sm_zero_ready returns 1 if every page of the range holds
+ * memory now.
+ */
+int sm_sample_ready(const struct region *r, const void *block, size_t len);
+int sm_zero_ready(const struct region *r, void *p, size_t len);
+/* A run's bytes [p, p+len) in chunk c, zeroed or checked for zero (the
+ * sample of sm_sample_zero); in a lazy chunk, unless c->resmap says every
+ * page of the range holds memory, only the pages that do (mincore), which
+ * are then marked in resmap. */
+void sm_chunk_zero(struct chunk *c, void *p, size_t len);
+int sm_chunk_sample(struct chunk *c, const void *p, size_t len);
+
 /* Guards the chunk list, every chunk's page map and fault-in, and all run
  * state (run.c). */
 extern pthread_mutex_t sm_pages_lock;
 extern struct chunk sm_chunk_list; /* list head, oldest first */
 
 /* A region of the allocator (a chunk's or a large block's), entered in the
- * radix map for o and counted; 0 or -errno. */
-int sm_new_region(struct region *r, size_t size, int populate, struct owner *o);
+ * radix map for o and counted; fill as region_create's (REGION_NOW or
+ * REGION_LAZY); 0 or -errno. */
+int sm_new_region(struct region *r, size_t size, int fill, struct owner *o);
+/* [data, data+upto) of an allocator's region ready (region_ready_to), the
+ * new pages counted in pages_faulted; 0 or -ENOMEM. */
+int sm_region_ready(struct region *r, size_t upto);
 /* Out of the radix map and the counters, and destroyed (zeroized). */
 void sm_end_region(struct region *r);
 
@@ -104,7 +124,8 @@ static inline int sm_page_used(const struct chunk *c, size_t i)
 void sm_mark_pages(struct chunk *c, size_t first, size_t n, int used);
 /* First fit of n free pages in c; the first page or -1. */
 long sm_find_pages(const struct chunk *c, size_t n);
-/* Under sm_pages_lock: pages [0, endpage) of c faulted in; 0 or -errno. */
+/* Under sm_pages_lock: pages [0, endpage) of c ready (faulted in, or left
+ * to their first touch in a lazy chunk); 0 or -errno. */
 int sm_fault_pages(struct chunk *c, size_t endpage);
 /* Under sm_pages_lock: n free pages, faulted in, of a chunk (kept free runs
  * given back first, a new chunk made last); secret_only: not in fallback

@@ -5,7 +5,13 @@
  *
  * Owns: sm_zero (a memset the compiler may not drop), sm_is_zero (whether a
  * freed slot or sample is still all zero, with AVX2 where the CPU has it)
- * and sm_sample_zero (the sampled check of a reused run or large block).
+ * and sm_sample_zero (the sampled check of a reused run or large block);
+ * in a lazy region (region.c: pages fault at their first touch), zeroing
+ * and sampling of a run or large block keep to the pages that hold memory
+ * (sm_zero_ready, sm_sample_ready; for runs sm_chunk_zero and
+ * sm_chunk_sample, which remember in the chunk's resmap the pages found to
+ * hold memory, so that steady churn asks the kernel no more), and a free or
+ * a reuse faults in no page the program left untouched.
  * No state but the CPU feature flag, set once by sm_zero_init.
  */
 #define _GNU_SOURCE
@@ -104,4 +110,105 @@ int sm_sample_zero(const void *block, size_t len)
 		if (!sm_is_zero((const void *)pg, SAMPLE))
 			return 0;
 	return 1;
+}
+
+static void sample_piece(void *arg, unsigned char *p, size_t n)
+{
+	int *ok = arg;
+
+	if (*ok && !sm_sample_zero(p, n))
+		*ok = 0;
+}
+
+int sm_sample_ready(const struct region *r, const void *block, size_t len)
+{
+	int ok = 1;
+
+	if (!r->lazy)
+		return sm_sample_zero(block, len);
+	/* a page that holds no memory reads as zero: nothing to check, and
+	 * reading it would fault it in */
+	os_each_resident((void *)(uintptr_t)block, len, sample_piece, &ok);
+	return ok;
+}
+
+int sm_zero_ready(const struct region *r, void *p, size_t len)
+{
+	if (!r->lazy) {
+		sm_zero(p, len);
+		return 1;
+	}
+	return region_zero(r, p, len);
+}
+
+void sm_zero_tail(const struct blockref *ref, void *p, size_t len)
+{
+	if (ref->large)
+		sm_zero_ready(&ref->large->reg, p, len);
+	else if (sm_is_run(ref->slab))
+		sm_chunk_zero(ref->slab->chunk, p, len);
+	else
+		sm_zero(p, len);
+}
+
+/* The pages of [p, p+len) in chunk c: first and end index. */
+static void page_span(const struct chunk *c, const void *p, size_t len, size_t *first, size_t *end)
+{
+	uintptr_t base = (uintptr_t)c->reg.data;
+
+	*first = ((uintptr_t)p - base) >> sm_page_shift;
+	*end = ((uintptr_t)p + len - base + sm_page_size - 1) >> sm_page_shift;
+}
+
+static int known_resident(const struct chunk *c, size_t first, size_t end)
+{
+	for (size_t i = first; i < end; i++)
+		if (!((__atomic_load_n(&c->resmap[i / 64], __ATOMIC_RELAXED) >> (i % 64)) & 1))
+			return 0;
+	return 1;
+}
+
+/* os_each_resident's pieces: zeroed (zero) or sampled, and marked. */
+struct chunk_walk {
+	struct chunk *c;
+	int zero, ok;
+};
+
+static void chunk_piece(void *arg, unsigned char *p, size_t n)
+{
+	struct chunk_walk *w = arg;
+	size_t first, end;
+
+	if (w->zero)
+		sm_zero(p, n);
+	else if (w->ok && !sm_sample_zero(p, n))
+		w->ok = 0;
+	page_span(w->c, p, n, &first, &end);
+	for (size_t i = first; i < end; i++)
+		__atomic_fetch_or(&w->c->resmap[i / 64], (uint64_t)1 << (i % 64), __ATOMIC_RELAXED);
+}
+
+void sm_chunk_zero(struct chunk *c, void *p, size_t len)
+{
+	size_t first, end;
+
+	page_span(c, p, len, &first, &end);
+	if (!c->reg.lazy || known_resident(c, first, end)) {
+		sm_zero(p, len);
+		return;
+	}
+	struct chunk_walk w = { c, 1, 1 };
+	os_each_resident(p, len, chunk_piece, &w);
+}
+
+int sm_chunk_sample(struct chunk *c, const void *p, size_t len)
+{
+	size_t first, end;
+
+	page_span(c, p, len, &first, &end);
+	if (!c->reg.lazy || known_resident(c, first, end))
+		return sm_sample_zero(p, len);
+	struct chunk_walk w = { c, 0, 1 };
+	os_each_resident((void *)(uintptr_t)p, len, chunk_piece, &w);
+	return w.ok;
 }
