@@ -67,8 +67,12 @@ __attribute__((noinline)) void *dlopen(const char *file, int flags)
 	void *own[NAPI];
 	int objects = 0;
 
-	if (!(flags & RTLD_DEEPBIND) || (flags & RTLD_NOLOAD) || !hp_serving())
-		return sm_dlopen_from(caller, file, flags, real);
+	if (!(flags & RTLD_DEEPBIND) || (flags & RTLD_NOLOAD) || !hp_serving()) {
+		void *h = sm_dlopen_from(caller, file, flags, real);
+		if (h && hp_serving())
+			hp_python_arenas(h, 0); /* libpython, or a library that needs it */
+		return h;
+	}
 	if (!sm_dyn_can_rebind() || sm_dyn_snapshot(&before) != 0) {
 		snprintf(msg, sizeof(msg), "%s: RTLD_DEEPBIND cleared, so that the library's malloc is the module's "
 			 "(its blocks secret memory, and a block passed across does not abort)", file ? file : "(null)");
@@ -91,5 +95,7 @@ __attribute__((noinline)) void *dlopen(const char *file, int flags)
 			hp_say(msg);
 	}
 	sm_dyn_set_free(&before);
+	if (h)
+		hp_python_arenas(h, 0);
 	return h;
 }

@@ -410,6 +410,7 @@ static void init(void)
 	observe(s, f);
 	st_set(&stats->state, SM_HEAP_ACTIVE);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
+	hp_python_arenas(RTLD_DEFAULT, 1); /* after ready: its allocations are served */
 }
 
 /* This thread: start-up, registration of its exit; 0 when it may use the
@@ -867,6 +868,49 @@ void hp_adopt_figures(void)
 	sm_adopt_totals(&ranges, &bytes);
 	st_set(&stats->adopted_ranges, ranges);
 	st_set(&stats->adopted_bytes, bytes);
+}
+
+void *hp_arena_alloc(size_t size, int *plain)
+{
+	*plain = 0;
+	if (SM_UNLIKELY(t_state != T_LIVE || t_busy) && enter_slow() < 0) {
+		*plain = 1; /* the module does not serve this call: as without it */
+		return NULL;
+	}
+	if (!__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)) {
+		/* aligned above a page: a region of its own (a large block)
+		 * of the arena's size, charged to the memory-lock limit for
+		 * that size alone (a run would have its chunk mapped around
+		 * it); 16 KiB, pymalloc's pool size, so that every pool of the
+		 * arena is usable */
+		void *p = secret_alloc(16384, size);
+		if (p)
+			return p;
+	}
+	if (require) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	st_add(&stats->refusals, 1);
+	__atomic_store_n(&plain_sticky, 1, __ATOMIC_RELAXED);
+	warn_refused();
+	*plain = 1;
+	return NULL;
+}
+
+int hp_arena_free(void *p)
+{
+	struct blockref ref;
+
+	if (!p || sm_lookup(p, &ref) != LOOKUP_OK)
+		return 0;
+	free(p);
+	return 1;
+}
+
+void hp_python_mode(int mode)
+{
+	st_set(&stats->python, (uint64_t)mode);
 }
 
 int hp_serving(void)

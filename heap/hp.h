@@ -9,6 +9,8 @@
  *               module's malloc too
  *   mmcalls.c   mlock, mmap and the other memory calls: memory the
  *               program locks becomes secret memory (adopt.c)
+ *   pyarena.c   Python's small-object allocator gets its arenas from the
+ *               module
  */
 #ifndef SECRETMEM_HP_H
 #define SECRETMEM_HP_H
@@ -26,6 +28,24 @@ int hp_serving(void);
 void hp_start(void);
 /* The adopted ranges' figures (mmcalls.c) to the figures page. */
 void hp_adopt_figures(void);
+
+/* Python's arenas (pyarena.c): a secret block of size bytes, or NULL; then
+ * *plain is 1 when the arena may be ordinary memory instead (the module's
+ * warning was given; 0 with SECRETMEM_REQUIRE=1, errno ENOMEM). */
+void *hp_arena_alloc(size_t size, int *plain);
+/* Free p if it is a block of the module's secret heap: 1, else 0. */
+int hp_arena_free(void *p);
+/* The figures page: how Python's small objects reach the module. */
+enum { HP_PYTHON_ARENAS = 1, HP_PYTHON_MALLOC = 2 };
+void hp_python_mode(int mode);
+
+/* ---- pyarena.c ------------------------------------------------------------ */
+
+/* If handle (RTLD_DEFAULT: the program) has CPython's arena allocator API,
+ * make the module its arena allocator, once per process; at_start: the
+ * module's start-up, where a small memory-lock limit sets PYTHONMALLOC=malloc
+ * instead (pyarena.c). */
+void hp_python_arenas(void *handle, int at_start);
 
 /* ---- winner.c ------------------------------------------------------------- */
 

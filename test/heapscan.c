@@ -58,9 +58,8 @@ const char *const *heap_env(void)
 		TL_FAIL("heap_env: the heap module is not built");
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", mod);
 	env[0] = preload;
-	env[1] = "PYTHONMALLOC=malloc";
-	env[2] = "G_SLICE=always-malloc";
-	env[3] = NULL;
+	env[1] = "G_SLICE=always-malloc";
+	env[2] = NULL;
 	return env;
 }
 

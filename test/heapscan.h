@@ -28,8 +28,8 @@ const char *heap_module(void);
  */
 void heap_need_module(const char *test);
 /* Environment entries for rig_spawn() in heap mode: LD_PRELOAD of the
- * module, PYTHONMALLOC=malloc and G_SLICE=always-malloc (as `secretmem exec
- * --mode heap` sets them). */
+ * module and G_SLICE=always-malloc (as `secretmem exec --mode heap` sets
+ * them; Python keeps pymalloc, whose arenas the module gives). */
 const char *const *heap_env(void);
 
 /* Copies found, by place. */

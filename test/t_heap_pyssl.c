@@ -3,7 +3,7 @@
 /*
  * Python's own test_ssl and test_hashlib (Debian's libpython3.11-testsuite,
  * run by the interpreter they belong to, /usr/bin/python3.11) pass under
- * heap mode (libsecretmem-heap.so preloaded, PYTHONMALLOC=malloc) with the
+ * heap mode (libsecretmem-heap.so preloaded; pymalloc's arenas from it) with the
  * same counts as without: per test module, tests run and tests skipped.
  * Both runs go at the same time (test_ssl spends most of its ~45 s
  * waiting), each on its own ports.  Without the module built, the plain run

@@ -4,10 +4,9 @@
  * A python3 TLS server (Debian's /usr/bin/python3, the ssl module, its
  * libcrypto loaded by dlopen) holding an RSA-2048 or Ed25519 key, after it
  * served HTTPS requests (curl); a root process scans its memory.  Control
- * (no module): the key is found.  Heap mode (libsecretmem-heap.so preloaded,
- * PYTHONMALLOC=malloc as `secretmem exec --mode heap` sets, so that
- * Python's small-object arenas come from malloc too): nothing outside the
- * stack.
+ * (no module): the key is found.  Heap mode (libsecretmem-heap.so preloaded
+ * as `secretmem exec --mode heap` does; Python keeps pymalloc, whose arenas
+ * the module gives): nothing outside the stack.
  */
 #include <errno.h>
 #include <stdint.h>

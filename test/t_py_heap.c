@@ -9,8 +9,8 @@
  * A root process scans it (/proc/PID/mem) for the key and its hex text.
  * Control, run plainly: both copies are found, outside the stack.  Under
  * `build/secretmem exec --mode heap --` (the heap module preloaded,
- * PYTHONMALLOC=malloc): nothing outside the stack, and the module is
- * active in the process.  Skips where the module is not built (after the
+ * Python's pymalloc taking its arenas from it): nothing outside the stack,
+ * and the module is active in the process.  Skips where the module is not built (after the
  * control), under a sanitizer build, or without root.
  */
 #include <errno.h>

@@ -63,7 +63,7 @@ static void exec_usage(FILE *out)
 	      "Run PROGRAM with the preload module: OpenSSL's secure heap (mode secure,\n"
 	      "the default) or all of OpenSSL's memory (mode all) in secret memory; or with\n"
 	      "the heap module (mode heap): every malloc() block of the program and of the\n"
-	      "programs it runs (PYTHONMALLOC=malloc, G_SLICE=always-malloc are set).\n"
+	      "programs it runs (G_SLICE=always-malloc is set).\n"
 	      "  --report             at exit, the module says what it protected (stderr)\n"
 	      "  --allow-unprotected  run a program the module cannot enter (set-ID, file\n"
 	      "                       capabilities, statically linked), or in heap mode with\n"
@@ -363,9 +363,10 @@ int cmd_exec(int argc, char **argv)
 		}
 		fprintf(stderr, "secretmem: exec: warning: %s: nothing of its heap will be protected: %s\n", argv[i], why);
 	}
-	/* runtimes with allocators of their own: plain malloc, so the heap
-	 * module gets their blocks (inherited by every exec'd descendant) */
-	if (heap && (setenv("PYTHONMALLOC", "malloc", 1) != 0 || setenv("G_SLICE", "always-malloc", 1) != 0)) {
+	/* GLib's slice allocator maps memory of its own: plain malloc, so the
+	 * heap module gets its blocks (inherited by every exec'd descendant).
+	 * Python keeps its allocator: the module gives it its arenas. */
+	if (heap && setenv("G_SLICE", "always-malloc", 1) != 0) {
 		fprintf(stderr, "secretmem: exec: setenv: %s\n", strerror(errno));
 		return CLI_EXIT_OSERR;
 	}
