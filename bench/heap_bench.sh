@@ -28,8 +28,8 @@
 # anonymous Rss, from /proc/PID/smaps), and, when bench/heap_fork.sh is
 # there, the fork() time per MiB of live heap.  Heap mode is entered with
 # `secretmem exec --mode heap` for nginx and with LD_PRELOAD (+
-# PYTHONMALLOC=malloc) for the rest.  The load average is printed at start
-# and end: the machine may be shared.
+# G_SLICE=always-malloc, as exec sets) for the rest.  The load average is
+# printed at start and end: the machine may be shared.
 set -eu
 rounds=${1:-5}
 secs=${2:-3}
@@ -64,7 +64,8 @@ HZ = os.sysconf("SC_CLK_TCK")
 tmp = tempfile.mkdtemp(prefix="secretmem-heap-bench.")
 os.chmod(tmp, 0o755)
 procs = []
-HEAPENV = dict(os.environ, LD_PRELOAD=module, PYTHONMALLOC="malloc", G_SLICE="always-malloc")
+HEAPENV = dict(os.environ, LD_PRELOAD=module, G_SLICE="always-malloc")
+HEAPENV.pop("PYTHONMALLOC", None)  # as secretmem exec: Python keeps pymalloc
 PLAINENV = dict(os.environ)
 for k in ("LD_PRELOAD", "PYTHONMALLOC", "SECRETMEM_OPENSSL"):
     PLAINENV.pop(k, None)

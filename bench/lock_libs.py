@@ -44,7 +44,8 @@ def env_for(mod):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
     if mod:
-        env.update(LD_PRELOAD=mod, PYTHONMALLOC="malloc", G_SLICE="always-malloc")
+        env.update(LD_PRELOAD=mod, G_SLICE="always-malloc")  # as secretmem exec sets
+        env.pop("PYTHONMALLOC", None)
     return env
 
 

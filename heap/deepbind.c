@@ -70,7 +70,7 @@ __attribute__((noinline)) void *dlopen(const char *file, int flags)
 	if (!(flags & RTLD_DEEPBIND) || (flags & RTLD_NOLOAD) || !hp_serving()) {
 		void *h = sm_dlopen_from(caller, file, flags, real);
 		if (h && hp_serving())
-			hp_python_arenas(h, 0); /* libpython, or a library that needs it */
+			hp_python_arenas(0); /* libpython, or a library that needs it */
 		return h;
 	}
 	if (!sm_dyn_can_rebind() || sm_dyn_snapshot(&before) != 0) {
@@ -96,6 +96,6 @@ __attribute__((noinline)) void *dlopen(const char *file, int flags)
 	}
 	sm_dyn_set_free(&before);
 	if (h)
-		hp_python_arenas(h, 0);
+		hp_python_arenas(0);
 	return h;
 }

@@ -410,7 +410,6 @@ static void init(void)
 	observe(s, f);
 	st_set(&stats->state, SM_HEAP_ACTIVE);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
-	hp_python_arenas(RTLD_DEFAULT, 1); /* after ready: its allocations are served */
 }
 
 /* This thread: start-up, registration of its exit; 0 when it may use the
@@ -910,7 +909,7 @@ int hp_arena_free(void *p)
 
 void hp_python_mode(int mode)
 {
-	st_set(&stats->python, (uint64_t)mode);
+	st_set(&stats->python, __atomic_load_n(&stats->python, __ATOMIC_RELAXED) | (uint64_t)mode);
 }
 
 int hp_serving(void)
@@ -931,4 +930,6 @@ __attribute__((constructor)) static void heap_constructor(void)
 
 	if (!t_busy && (active == hp_malloc_here || hp_requested()))
 		enter_slow();
+	if (hp_serving())
+		hp_python_arenas(1); /* before main(): Python has not started */
 }

@@ -53,8 +53,8 @@ struct sm_heap_stats {
 	uint64_t adopted_ranges;  /* ranges the program locked, made secret      */
 	uint64_t adopted_bytes;   /* ... their bytes (not in secret_bytes)       */
 	/* from here on: modules of 1.4 on */
-	uint64_t python;          /* 1: Python's arenas come from the module; 2:
-				     the module set PYTHONMALLOC=malloc        */
+	uint64_t python;          /* bits: 1 Python's arenas come from the
+				     module, 2 it set PYTHONMALLOC=malloc       */
 };
 
 #endif

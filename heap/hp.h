@@ -35,17 +35,18 @@ void hp_adopt_figures(void);
 void *hp_arena_alloc(size_t size, int *plain);
 /* Free p if it is a block of the module's secret heap: 1, else 0. */
 int hp_arena_free(void *p);
-/* The figures page: how Python's small objects reach the module. */
+/* The figures page: how Python's small objects reach the module (bits:
+ * its arenas come from the module; the module set PYTHONMALLOC=malloc). */
 enum { HP_PYTHON_ARENAS = 1, HP_PYTHON_MALLOC = 2 };
 void hp_python_mode(int mode);
 
 /* ---- pyarena.c ------------------------------------------------------------ */
 
-/* If handle (RTLD_DEFAULT: the program) has CPython's arena allocator API,
- * make the module its arena allocator, once per process; at_start: the
- * module's start-up, where a small memory-lock limit sets PYTHONMALLOC=malloc
- * instead (pyarena.c). */
-void hp_python_arenas(void *handle, int at_start);
+/* If a loaded object has CPython's arena allocator API, make the module
+ * its arena allocator, once per process; at_start: the module's start-up
+ * (its constructor), where a small memory-lock limit sets
+ * PYTHONMALLOC=malloc instead (pyarena.c). */
+void hp_python_arenas(int at_start);
 
 /* ---- winner.c ------------------------------------------------------------- */
 

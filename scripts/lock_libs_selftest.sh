@@ -208,7 +208,7 @@ for c in $CHECKS; do
 		W=$OUT/$c-$mode
 		rm -rf "$W" && mkdir -p "$W"
 		if [ $mode = heap ]; then
-			( export LD_PRELOAD="$MOD" PYTHONMALLOC=malloc G_SLICE=always-malloc; "check_$c" ) > "$OUT/$c-$mode.txt" 2>&1
+			( export LD_PRELOAD="$MOD" G_SLICE=always-malloc; unset PYTHONMALLOC; "check_$c" ) > "$OUT/$c-$mode.txt" 2>&1
 		else
 			( unset LD_PRELOAD; "check_$c" ) > "$OUT/$c-$mode.txt" 2>&1
 		fi

@@ -584,7 +584,7 @@ SM_API void *secretmem_realloc(void *p, size_t size)
 	}
 	if (!n && !(n = secretmem_malloc(size)))
 		return NULL;
-	sm_copy(n, p, size < usable ? size : usable); /* no SIMD register */
+	sm_copy_ready(&ref, n, p, size < usable ? size : usable); /* no SIMD register */
 	secretmem_free(p);
 	return n;
 }

@@ -171,7 +171,8 @@ static int page_is_zero(const void *p, size_t len)
 /* Whether page pg of region r (src: its bytes) goes into the copy: not the
  * guard page of an allocator run (inaccessible; the child sets it again),
  * and not all zero (freed blocks are zeroed: the copy's page stays a hole,
- * which reads as zero and costs the child nothing until it is touched). */
+ * which reads as zero and costs the child nothing until it is touched; or,
+ * where the copy is faulted in whole, the zero page it already is). */
 static int page_to_copy(const struct region *r, size_t pg, const unsigned char *src, size_t ps)
 {
 	return !sm_slab_fork_guard(r, pg) && !page_is_zero(src, ps);
@@ -184,6 +185,7 @@ struct piece_copy {
 	unsigned char *dst;       /* the window                             */
 	const unsigned char *src; /* the region's bytes there (or a duplicate) */
 	unsigned char *data;      /* the region's own address there         */
+	int faulted;              /* the window is faulted in already        */
 	int rc;
 };
 
@@ -202,7 +204,8 @@ static void copy_piece(void *arg, unsigned char *p, size_t n)
 		size_t e = o + ps;
 		while (e < end && page_to_copy(pc->r, (pc->at + e) / ps, pc->src + e, ps))
 			e += ps;
-		pc->rc = os_fault_in_secret(pc->dst + o, e - o);
+		if (!pc->faulted)
+			pc->rc = os_fault_in_secret(pc->dst + o, e - o);
 		if (!pc->rc)
 			copy_pages(pc->dst + o, pc->src + o, e - o);
 		o = e;
@@ -261,7 +264,7 @@ static void unmap_window(size_t len)
 static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 {
 	size_t keep = keep_of(r), done = 0;
-	int rc = 0;
+	int rc = 0, mmap_charged = sm_fault_regime() == SM_REGIME_MMAP;
 
 	if (r->prot && keep) /* an adopted range's inaccessible pages */
 		sm_adopt_fork_readable(r, 1);
@@ -276,6 +279,13 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 			*window = len;
 		/* a raw fork by another thread meanwhile must not inherit it */
 		rc = os_advise(dst, len, MADV_DONTFORK);
+		/* unless the kernel charges secret memory at mmap time (the
+		 * child's mmap of the copy takes the charge of every page),
+		 * every page of the copy is faulted in here, from the kernel
+		 * side, so that the child never touches a hole it could be
+		 * refused (SIGBUS): region.c's promise */
+		if (!rc && !mmap_charged)
+			rc = os_fault_in_secret(dst, len);
 		const unsigned char *src = r->data + done;
 		if (!rc && r->access == SECRETMEM_NOACCESS) {
 			/* read a second mapping of the pages: the region's own
@@ -288,7 +298,7 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 			src = dup;
 		}
 		if (!rc) {
-			struct piece_copy pc = { r, done, dst, src, r->data + done, 0 };
+			struct piece_copy pc = { r, done, dst, src, r->data + done, !mmap_charged, 0 };
 			/* only the pages that hold memory: the others are
 			 * zero, and stay holes in the copy as in the region
 			 * (a lazy region's untouched pages, region.c); and

@@ -169,6 +169,10 @@ void sm_slab_fork_child(int drop)
 	struct large *cached = NULL;
 
 	if (!drop) {
+		/* the copy left the pages that were not copied empty: what the
+		 * parent knew to hold memory no longer does (zero.c asks again) */
+		for (struct chunk *c = sm_chunk_list.next; c != &sm_chunk_list; c = c->next)
+			memset(c->resmap, 0, sizeof(c->resmap));
 		scrub_free_slots();
 		sm_slab_fork_recount();
 		/* their pages were not copied (fork.c): give them back */

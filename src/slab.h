@@ -302,5 +302,10 @@ void sm_zero(void *p, size_t len);
 /* What a shrink in place of block ref gives up, [p, p+len): zeroed (in a
  * lazy region only the pages that hold memory; the others read as zero). */
 void sm_zero_tail(const struct blockref *ref, void *p, size_t len);
+/* sm_copy of len bytes of block ref (at src) into dst, a block fresh from
+ * the allocator (all zero): in a lazy region only the pages of src that
+ * hold memory, so a moving realloc faults in no page the program never
+ * touched. */
+void sm_copy_ready(const struct blockref *ref, void *dst, const void *src, size_t len);
 
 #endif

@@ -212,3 +212,28 @@ int sm_chunk_sample(struct chunk *c, const void *p, size_t len)
 	os_each_resident((void *)(uintptr_t)p, len, chunk_piece, &w);
 	return w.ok;
 }
+
+struct copy_walk {
+	unsigned char *dst;
+	const unsigned char *src;
+};
+
+static void copy_piece(void *arg, unsigned char *p, size_t n)
+{
+	struct copy_walk *w = arg;
+
+	sm_copy(w->dst + (p - w->src), p, n);
+}
+
+void sm_copy_ready(const struct blockref *ref, void *dst, const void *src, size_t len)
+{
+	const struct region *r = ref->large ? &ref->large->reg
+				 : ref->slab && sm_is_run(ref->slab) ? &ref->slab->chunk->reg : NULL;
+
+	if (!r || !r->lazy) {
+		sm_copy(dst, src, len);
+		return;
+	}
+	struct copy_walk w = { dst, src };
+	os_each_resident((void *)(uintptr_t)src, len, copy_piece, &w);
+}

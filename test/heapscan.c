@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 #include "heapscan.h"
@@ -61,6 +62,20 @@ const char *const *heap_env(void)
 	env[1] = "G_SLICE=always-malloc";
 	env[2] = NULL;
 	return env;
+}
+
+void heap_key_random(struct scan_key *needles, unsigned char key[32], char hex[65], char *keyfile, size_t len)
+{
+	TL_CHECK(getrandom(key, 32, 0) == 32, "getrandom");
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", key[i]);
+	memset(needles, 0, sizeof(*needles));
+	TL_CHECK(scan_key_add(needles, "key", "key", 1, key, 32, 0) == 0 &&
+			 scan_key_add(needles, "hex", "hex", 1, (const unsigned char *)hex, 64, 0) == 0,
+		 "needles");
+	snprintf(keyfile, len, "%s/key.bin", rig_tmpdir());
+	FILE *f = fopen(keyfile, "we");
+	TL_CHECK(f && fwrite(key, 1, 32, f) == 32 && fclose(f) == 0, "%s", keyfile);
 }
 
 void heap_hits_count(const struct scan_result *res, struct heap_hits *h)

@@ -32,6 +32,11 @@ void heap_need_module(const char *test);
  * them; Python keeps pymalloc, whose arenas the module gives). */
 const char *const *heap_env(void);
 
+/* A random 32-byte key and its hex text (64 characters, NUL-ended) as the
+ * needles "key" and "hex" (required), the key written to keyfile
+ * (rig_tmpdir()/key.bin, len bytes of room) for the program to read. */
+void heap_key_random(struct scan_key *needles, unsigned char key[32], char hex[65], char *keyfile, size_t len);
+
 /* Copies found, by place. */
 struct heap_hits {
 	int stack;  /* in the main thread's stack ("[stack]") */

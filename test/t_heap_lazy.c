@@ -15,8 +15,13 @@
  *          again, fork(): the child reads the 3 and zeros elsewhere, and
  *          holds 3 pages of it (the copy skips untouched and all-zero
  *          pages); the parent's untouched pages are still not faulted in.
+ *          A 256 KiB block written whole and freed before the fork: the
+ *          child's free of its pages (the fork handler zeroes free runs)
+ *          faults none of them in.
  *  shrink: realloc of a 1 MiB block to 600 KiB in place keeps the bytes and
  *          faults in none of the tail it zeroes.
+ *  grow:   realloc of a 600 KiB block with one byte written to 700 KiB moves
+ *          it: the new block holds at most 2 pages, the byte kept.
  *  big:    a 512 KiB block aligned to 64 KiB (a region of its own, not a
  *          run): the same as reuse.
  *  uaf:    a write after free into a page the free left untouched is found
@@ -140,18 +145,25 @@ static int case_fork(void)
 	volatile unsigned char *z = p + MIB / 4;
 	*z = 1;
 	*z = 0; /* a page that holds memory, all zero */
+	unsigned char *f = malloc(256 << 10);
+	TL_CHECK(f, "malloc: %s", strerror(errno));
+	for (size_t o = 0; o < (256 << 10); o += 512)
+		((volatile unsigned char *)f)[o] = 0x5d; /* volatile: not dead before free */
+	volatile uintptr_t fa = (uintptr_t)f;
+	free(f);
 	fflush(stdout);
 	pid_t pid = fork();
 	TL_CHECK(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
+		size_t freed = resident((void *)fa, 256 << 10);
 		size_t res = resident(p, MIB);
 		int ok = p[0] == 0x3c && p[MIB / 2] == 0x3c && p[MIB - 1] == 0x3c;
 		p[0] = p[MIB / 2] = p[MIB - 1] = 0;
 		int rest = zero_all(p, MIB);
-		printf("fork: child holds %zu pages of the block, written bytes kept %d, zero elsewhere %d\n", res,
-		       ok, rest);
+		printf("fork: child holds %zu pages of the block, written bytes kept %d, zero elsewhere %d; "
+		       "%zu pages of the freed block\n", res, ok, rest, freed);
 		fflush(stdout);
-		_exit(res == 3 && ok && rest ? 0 : 1);
+		_exit(res == 3 && ok && rest && freed == 0 ? 0 : 1);
 	}
 	int st;
 	TL_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
@@ -177,6 +189,22 @@ static int case_shrink(void)
 	TL_CHECK((uintptr_t)q == pa, "realloc to 600 KiB moved the block");
 	TL_CHECK(q[0] == 0x77 && q[300 << 10] == 0x77 && q[(600 << 10) - 1] == 0x77, "bytes lost");
 	TL_CHECK(res <= 4, "%zu pages resident after the shrink", res);
+	free(q);
+	return 0;
+}
+
+static int case_grow(void)
+{
+	unsigned char *p = malloc(600 << 10);
+	TL_CHECK(p, "malloc: %s", strerror(errno));
+	p[1000] = 0x42;
+	volatile uintptr_t pa = (uintptr_t)p;
+	unsigned char *q = realloc(p, 700 << 10);
+	TL_CHECK(q, "realloc: %s", strerror(errno));
+	size_t res = resident(q, 700 << 10);
+	printf("grow: moved %d, byte kept %d, pages resident %zu\n", (uintptr_t)q != pa, q[1000] == 0x42, res);
+	TL_CHECK((uintptr_t)q != pa && q[1000] == 0x42, "realloc lost the byte or did not move");
+	TL_CHECK(res <= 2, "the moved block holds %zu pages", res);
 	free(q);
 	return 0;
 }
@@ -254,6 +282,8 @@ static int run_case(const char *name)
 		return case_shrink();
 	if (!strcmp(name, "big"))
 		return case_big();
+	if (!strcmp(name, "grow"))
+		return case_grow();
 	if (!strcmp(name, "uaf"))
 		return case_uaf();
 	if (!strcmp(name, "limit"))
@@ -271,7 +301,7 @@ int main(int argc, char **argv)
 	if (sm_fault_regime() != SM_REGIME_MMAP)
 		tl_skip("the kernel does not charge secret memory at mmap time (or the probe gave no answer): "
 			"new pages are faulted in by the library here, from the kernel side");
-	static const char *const cases[] = { "one", "reuse", "fork", "shrink", "big", "uaf", "limit" };
+	static const char *const cases[] = { "one", "reuse", "fork", "shrink", "grow", "big", "uaf", "limit" };
 	static const char *const require[] = { "SECRETMEM_REQUIRE=1", NULL };
 	static char out[1 << 14];
 

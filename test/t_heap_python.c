@@ -18,6 +18,8 @@
  *          in secret memory, the fork child reads them.
  *  userpy: as user with PYTHONMALLOC=pymalloc given: the module keeps it and
  *          gives the arenas; objects secret, fork child reads them.
+ *  user -E: python3 -E as user: PYTHONMALLOC=malloc is set but ignored, and
+ *          pymalloc's arenas are the module's: objects secret.
  *  dl:     a C program that loads libpython with dlopen() and runs the same
  *          code (root and user): the module gave the arenas (figures page),
  *          objects secret.
@@ -28,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "heaprig.h"
@@ -81,9 +82,12 @@ static const char *libpython(void)
 	return path;
 }
 
-static int case_python(void)
+static int case_python(const char *opt)
 {
-	execl(PYTHON, PYTHON, "-c", objects_py, (char *)NULL);
+	if (opt)
+		execl(PYTHON, PYTHON, opt, "-c", objects_py, (char *)NULL);
+	else
+		execl(PYTHON, PYTHON, "-c", objects_py, (char *)NULL);
 	printf("exec %s failed\n", PYTHON);
 	return 1;
 }
@@ -159,16 +163,7 @@ static void case_scan(void)
 	struct scan_key needles;
 	struct sm_heap_stats st;
 
-	TL_CHECK(getrandom(key, sizeof(key), 0) == (ssize_t)sizeof(key), "getrandom");
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", key[i]);
-	memset(&needles, 0, sizeof(needles));
-	TL_CHECK(scan_key_add(&needles, "key", "key", 1, key, sizeof(key), 0) == 0 &&
-			 scan_key_add(&needles, "hex", "hex", 1, (const unsigned char *)hex, 64, 0) == 0,
-		 "needles");
-	snprintf(keyfile, sizeof(keyfile), "%s/key.bin", rig_tmpdir());
-	FILE *f = fopen(keyfile, "we");
-	TL_CHECK(f && fwrite(key, 1, sizeof(key), f) == sizeof(key) && fclose(f) == 0, "%s", keyfile);
+	heap_key_random(&needles, key, hex, keyfile, sizeof(keyfile));
 	snprintf(log, sizeof(log), "%s/plain.log", rig_tmpdir());
 	pid_t pid = start_scan(0, keyfile, log);
 	struct heap_hits h = heap_scan_pid(&needles, pid, "python plain", "key,hex", 0);
@@ -192,7 +187,9 @@ int main(int argc, char **argv)
 {
 	if (argc > 1) {
 		if (!strcmp(argv[1], "python"))
-			return case_python();
+			return case_python(NULL);
+		if (!strcmp(argv[1], "python-E"))
+			return case_python("-E");
 		if (!strcmp(argv[1], "dl"))
 			return case_dl();
 		return 2;
@@ -207,6 +204,9 @@ int main(int argc, char **argv)
 	expect(argv[0], "python", 0, NULL, "None", 0);
 	expect(argv[0], "python", 1, NULL, "malloc", 0);
 	expect(argv[0], "python", 1, pymalloc, "pymalloc", 0);
+	/* -E: Python ignores the PYTHONMALLOC=malloc the module set, and
+	 * keeps pymalloc: the arenas are the module's all the same */
+	expect(argv[0], "python-E", 1, NULL, "malloc", 0);
 	if (libpython()) {
 		expect(argv[0], "dl", 0, NULL, "None", 1);
 		expect(argv[0], "dl", 1, NULL, "None", 1);

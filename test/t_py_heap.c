@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 #include "heapscan.h"
 #include "tlib.h"
@@ -94,7 +93,6 @@ int main(void)
 	struct scan_key needles;
 	struct heap_hits h;
 	pid_t pid;
-	FILE *f;
 
 	tl_need_root("the scan reads another process's memory");
 	if (access(PYTHON, X_OK) != 0)
@@ -103,16 +101,7 @@ int main(void)
 	if (build && strstr(build, "san-"))
 		tl_skip("a sanitizer build: its libsecretmem.so cannot be loaded into python3");
 	tl_need_secretmem();
-	TL_CHECK(getrandom(key, sizeof(key), 0) == (ssize_t)sizeof(key), "getrandom");
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", key[i]);
-	memset(&needles, 0, sizeof(needles));
-	TL_CHECK(scan_key_add(&needles, "key", "key", 1, key, sizeof(key), 0) == 0 &&
-			 scan_key_add(&needles, "hex", "hex", 1, (const unsigned char *)hex, 64, 0) == 0,
-		 "needles");
-	snprintf(keyfile, sizeof(keyfile), "%s/key.bin", rig_tmpdir());
-	f = fopen(keyfile, "we");
-	TL_CHECK(f && fwrite(key, 1, sizeof(key), f) == sizeof(key) && fclose(f) == 0, "%s", keyfile);
+	heap_key_random(&needles, key, hex, keyfile, sizeof(keyfile));
 	snprintf(plain_log, sizeof(plain_log), "%s/plain.log", rig_tmpdir());
 	snprintf(heap_log, sizeof(heap_log), "%s/heap.log", rig_tmpdir());
 

@@ -97,7 +97,7 @@ static const char *heap_text(const struct status_holder *h, char *buf, size_t si
 			 (unsigned long long)s->refusals, (unsigned long long)s->huge_allocs,
 			 (unsigned long long)s->huge_threshold, (unsigned long long)s->early_bytes,
 			 (unsigned long long)s->adopted_bytes, (unsigned long long)s->adopted_ranges,
-			 s->python == 1 ? ", Python's arenas" : s->python == 2 ? ", Python on malloc" : "",
+			 s->python & 2 ? ", Python on malloc" : s->python & 1 ? ", Python's arenas" : "",
 			 s->require ? ", SECRETMEM_REQUIRE" : "");
 	return buf;
 }
@@ -129,7 +129,7 @@ static void json_heap(struct json *j, const struct status_holder *h)
 		json_bool(j, "require", s->require != 0);
 		json_uint(j, "adopted_bytes", s->adopted_bytes);
 		json_uint(j, "adopted_ranges", s->adopted_ranges);
-		json_string(j, "python", s->python == 1 ? "arenas" : s->python == 2 ? "malloc" : NULL);
+		json_string(j, "python", s->python & 2 ? "malloc" : s->python & 1 ? "arenas" : NULL);
 	}
 	json_object_end(j);
 }
