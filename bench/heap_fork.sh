@@ -9,7 +9,8 @@
 # Prints per size the median and range over rounds of the fork time of
 # each, and the heap module's cost per MiB: (fork(heap, S) - fork(heap, 0))
 # / S, median and range over rounds.  Run from the top of the tree after
-# `make build/bench/heap_fork`.
+# `make build/bench/heap_fork`.  MODE=exec: the child executes /bin/true
+# at once, and the time is fork() + exec + its exit.
 set -eu
 ROUNDS=${1:-7}
 SIZES=${2:-"0 1 4 16 64"}
@@ -21,9 +22,9 @@ trap 'rm -f "$OUT"' EXIT
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	for s in $SIZES; do
-		set -- $("$PROG" "$s" 21)
+		set -- $("$PROG" "$s" 21 ${MODE:-})
 		echo "$r plain $s $1 $4" >> "$OUT"
-		set -- $(LD_PRELOAD="$MOD" "$PROG" "$s" 21)
+		set -- $(LD_PRELOAD="$MOD" "$PROG" "$s" 21 ${MODE:-})
 		echo "$r heap $s $1 $4" >> "$OUT"
 	done
 	r=$((r + 1))

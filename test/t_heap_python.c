@@ -194,21 +194,27 @@ int main(int argc, char **argv)
 			return case_dl();
 		return 2;
 	}
-	tl_need_root("scans another process; runs cases as uid 65534");
 	if (access(PYTHON, X_OK) != 0)
 		tl_skip("no " PYTHON " (sh scripts/deps.sh test)");
 	tl_need_secretmem();
 	hr_module();
-	case_scan();
+	/* as an ordinary user: the cases under its own 8 MiB limit only */
+	int root = geteuid() == 0;
+	if (root)
+		case_scan();
+	else
+		printf("scan and root cases: skipped, they need root\n");
 	static const char *const pymalloc[] = { "PYTHONMALLOC=pymalloc", NULL };
-	expect(argv[0], "python", 0, NULL, "None", 0);
+	if (root)
+		expect(argv[0], "python", 0, NULL, "None", 0);
 	expect(argv[0], "python", 1, NULL, "malloc", 0);
 	expect(argv[0], "python", 1, pymalloc, "pymalloc", 0);
 	/* -E: Python ignores the PYTHONMALLOC=malloc the module set, and
 	 * keeps pymalloc: the arenas are the module's all the same */
 	expect(argv[0], "python-E", 1, NULL, "malloc", 0);
 	if (libpython()) {
-		expect(argv[0], "dl", 0, NULL, "None", 1);
+		if (root)
+			expect(argv[0], "dl", 0, NULL, "None", 1);
 		expect(argv[0], "dl", 1, NULL, "None", 1);
 	} else {
 		printf("dl: skipped, no libpython3.*.so.1.0\n");
