@@ -170,7 +170,7 @@ void sm_slab_fork_child(int drop)
 
 	if (!drop) {
 		/* the copy left the pages that were not copied empty: what the
-		 * parent knew to hold memory no longer does (zero.c asks again) */
+		 * parent knew to hold memory no longer does (resident.c asks again) */
 		for (struct chunk *c = sm_chunk_list.next; c != &sm_chunk_list; c = c->next)
 			memset(c->resmap, 0, sizeof(c->resmap));
 		scrub_free_slots();

@@ -5,11 +5,13 @@
  *
  * Layers, each calling only the ones above it in this list:
  *   syscall.c  memfd_secret(2) wrapper and support probe
- *   os.c       the only code that calls mmap/mprotect/madvise/ftruncate/mlock
+ *   os.c       the only code that calls mmap/mprotect/madvise/ftruncate/mlock/
+ *              mincore
  *   maps.c     this process's mappings (/proc/self/maps, raw reads)
  *   region.c   secret regions: guard pages, backends
  *   the slab layer: class.c (size classes), zero.c (zeroing, write-after-
- *              free checks), meta.c (metadata memory), radix.c (address ->
+ *              free checks), resident.c (pages of lazy regions that hold
+ *              memory), meta.c (metadata memory), radix.c (address ->
  *              owner map, lookup), chunk.c (chunks and their pages), slab.c
  *              (arenas and slabs), run.c (large blocks in chunk pages),
  *              large.c (larger blocks), forkstate.c (its state at fork);

@@ -19,7 +19,7 @@
  * steady churn maps nothing and faults nothing.  In a lazy chunk (region.c)
  * a run's pages fault at the program's first touch: the zeroing and the
  * reuse check ask the kernel (mincore) which pages hold memory, unless the
- * chunk already knows they all do (zero.c), so malloc(1 MiB) and a byte
+ * chunk already knows they all do (resident.c), so malloc(1 MiB) and a byte
  * written costs one secret page, as it costs glibc one page, and steady
  * churn asks no more once its pages are in.  Kept runs past
  * RUN_CACHE_BYTES, or when pages are needed for a slab or another run, or

@@ -11,7 +11,8 @@
  * (alloc.c) take and give slots in batches.
  *
  * The layer's files: class.c (size classes), zero.c (zeroing and the
- * write-after-free checks), meta.c (metadata memory), radix.c (granule ->
+ * write-after-free checks), resident.c (the pages of lazy regions that
+ * hold memory), meta.c (metadata memory), radix.c (granule ->
  * owner map, lookup), chunk.c (chunks, their pages, fault-in, counters),
  * slab.c (this file), run.c (large blocks in chunk pages, guard pages),
  * large.c (larger blocks in regions of their own), forkstate.c (what

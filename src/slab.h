@@ -139,7 +139,7 @@ struct chunk {
 						      a run or a guard page */
 	uint8_t guard_ref[SM_CHUNK_MAX_PAGES];     /* runs next to a guard page */
 	/* lazy (region.c): bit set: the page is known to hold memory (found so
-	 * by a zeroing or a check, zero.c); atomic, never cleared */
+	 * by a zeroing or a check, resident.c); atomic */
 	uint64_t resmap[SM_CHUNK_MAX_PAGES / 64];
 	struct slab *_Atomic page_slab[SM_CHUNK_MAX_PAGES];
 };

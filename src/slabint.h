@@ -2,9 +2,9 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * slabint.h - what the files of the slab layer share among themselves:
- * class.c, zero.c, meta.c, radix.c, chunk.c, slab.c, run.c, large.c and
- * forkstate.c.  The layers above (alloc.c, fork.c, the heap module) use
- * slab.h only.  Each block below names the file that owns it; a lock's
+ * class.c, zero.c, resident.c, meta.c, radix.c, chunk.c, slab.c, run.c,
+ * large.c and forkstate.c.  The layers above (alloc.c, fork.c, the heap
+ * module) use slab.h only.  Each block below names the file that owns it; a lock's
  * comment says what it guards.
  */
 #ifndef SECRETMEM_SLABINT_H
@@ -37,6 +37,24 @@ static inline size_t sm_chunk_max_pages(void)
 
 /* Pick the zero check for this CPU (once, at start-up). */
 void sm_zero_init(void);
+
+/* ---- resident.c -------------------------------------------------------- */
+
+/*
+ * A large block's bytes [p, p+len) in region r: sm_sample_zero and sm_zero,
+ * except in a lazy region (region.c): then only the pages that hold memory
+ * are read or zeroed (the others read as zero, and touching them would
+ * fault them in).  sm_zero_ready returns 1 if every page of the range holds
+ * memory now.
+ */
+int sm_sample_ready(const struct region *r, const void *block, size_t len);
+int sm_zero_ready(const struct region *r, void *p, size_t len);
+/* A run's bytes [p, p+len) in chunk c, zeroed or checked for zero (the
+ * sample of sm_sample_zero); in a lazy chunk, unless c->resmap says every
+ * page of the range holds memory, only the pages that do (mincore), which
+ * are then marked in resmap. */
+void sm_chunk_zero(struct chunk *c, void *p, size_t len);
+int sm_chunk_sample(struct chunk *c, const void *p, size_t len);
 
 /* ---- meta.c ------------------------------------------------------------ */
 
@@ -81,22 +99,6 @@ static inline void sm_ctr_locked_add(atomic_size_t *c, size_t v)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + v, memory_order_relaxed);
 }
-
-/*
- * A large block's bytes [p, p+len) in region r: sm_sample_zero and sm_zero,
- * except in a lazy region (region.c): then only the pages that hold memory
- * are read or zeroed (the others read as zero, and touching them would
- * fault them in).  sm_zero_ready returns 1 if every page of the range holds
- * memory now.
- */
-int sm_sample_ready(const struct region *r, const void *block, size_t len);
-int sm_zero_ready(const struct region *r, void *p, size_t len);
-/* A run's bytes [p, p+len) in chunk c, zeroed or checked for zero (the
- * sample of sm_sample_zero); in a lazy chunk, unless c->resmap says every
- * page of the range holds memory, only the pages that do (mincore), which
- * are then marked in resmap. */
-void sm_chunk_zero(struct chunk *c, void *p, size_t len);
-int sm_chunk_sample(struct chunk *c, const void *p, size_t len);
 
 /* Guards the chunk list, every chunk's page map and fault-in, and all run
  * state (run.c). */

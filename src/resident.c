@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * resident.c - which pages of a lazy region hold memory, and the work that
+ * keeps to them.
+ *
+ * In a lazy region (region.c: the mmap-time regime) a page the program has
+ * not touched holds no memory and reads as zero; touching it, even to read,
+ * costs a first touch of a secret page.  So the zeroing of a freed run or
+ * large block, the write-after-free sample of one handed out again, the
+ * tail a shrinking realloc gives up and a moving realloc's copy keep to the
+ * pages that hold memory, which the kernel tells (mincore, through the OS
+ * layer's os_each_resident).  A chunk remembers the pages it found so
+ * (chunk->resmap; atomic bits, set here, never cleared while the chunk
+ * lives, except in a fork child whose copy left pages out: forkstate.c), so
+ * that steady churn stops asking.  A wrong "holds memory" costs a fault,
+ * never a page left unzeroed; a page mincore cannot answer for counts as
+ * holding memory.  Outside lazy regions every function here is the plain
+ * sm_zero / sm_sample_zero / sm_copy.
+ */
+#define _GNU_SOURCE
+#include "slabint.h"
+
+static void sample_piece(void *arg, unsigned char *p, size_t n)
+{
+	int *ok = arg;
+
+	if (*ok && !sm_sample_zero(p, n))
+		*ok = 0;
+}
+
+int sm_sample_ready(const struct region *r, const void *block, size_t len)
+{
+	int ok = 1;
+
+	if (!r->lazy)
+		return sm_sample_zero(block, len);
+	/* a page that holds no memory reads as zero: nothing to check, and
+	 * reading it would fault it in */
+	os_each_resident((void *)(uintptr_t)block, len, sample_piece, &ok);
+	return ok;
+}
+
+int sm_zero_ready(const struct region *r, void *p, size_t len)
+{
+	if (!r->lazy) {
+		sm_zero(p, len);
+		return 1;
+	}
+	return region_zero(r, p, len);
+}
+
+void sm_zero_tail(const struct blockref *ref, void *p, size_t len)
+{
+	if (ref->large)
+		sm_zero_ready(&ref->large->reg, p, len);
+	else if (sm_is_run(ref->slab))
+		sm_chunk_zero(ref->slab->chunk, p, len);
+	else
+		sm_zero(p, len);
+}
+
+/* The pages of [p, p+len) in chunk c: first and end index. */
+static void page_span(const struct chunk *c, const void *p, size_t len, size_t *first, size_t *end)
+{
+	uintptr_t base = (uintptr_t)c->reg.data;
+
+	*first = ((uintptr_t)p - base) >> sm_page_shift;
+	*end = ((uintptr_t)p + len - base + sm_page_size - 1) >> sm_page_shift;
+}
+
+static int known_resident(const struct chunk *c, size_t first, size_t end)
+{
+	for (size_t i = first; i < end; i++)
+		if (!((__atomic_load_n(&c->resmap[i / 64], __ATOMIC_RELAXED) >> (i % 64)) & 1))
+			return 0;
+	return 1;
+}
+
+/* os_each_resident's pieces: zeroed (zero) or sampled, and marked. */
+struct chunk_walk {
+	struct chunk *c;
+	int zero, ok;
+};
+
+static void chunk_piece(void *arg, unsigned char *p, size_t n)
+{
+	struct chunk_walk *w = arg;
+	size_t first, end;
+
+	if (w->zero)
+		sm_zero(p, n);
+	else if (w->ok && !sm_sample_zero(p, n))
+		w->ok = 0;
+	page_span(w->c, p, n, &first, &end);
+	for (size_t i = first; i < end; i++)
+		__atomic_fetch_or(&w->c->resmap[i / 64], (uint64_t)1 << (i % 64), __ATOMIC_RELAXED);
+}
+
+void sm_chunk_zero(struct chunk *c, void *p, size_t len)
+{
+	size_t first, end;
+
+	page_span(c, p, len, &first, &end);
+	if (!c->reg.lazy || known_resident(c, first, end)) {
+		sm_zero(p, len);
+		return;
+	}
+	struct chunk_walk w = { c, 1, 1 };
+	os_each_resident(p, len, chunk_piece, &w);
+}
+
+int sm_chunk_sample(struct chunk *c, const void *p, size_t len)
+{
+	size_t first, end;
+
+	page_span(c, p, len, &first, &end);
+	if (!c->reg.lazy || known_resident(c, first, end))
+		return sm_sample_zero(p, len);
+	struct chunk_walk w = { c, 0, 1 };
+	os_each_resident((void *)(uintptr_t)p, len, chunk_piece, &w);
+	return w.ok;
+}
+
+struct copy_walk {
+	unsigned char *dst;
+	const unsigned char *src;
+};
+
+static void copy_piece(void *arg, unsigned char *p, size_t n)
+{
+	struct copy_walk *w = arg;
+
+	sm_copy(w->dst + (p - w->src), p, n);
+}
+
+void sm_copy_ready(const struct blockref *ref, void *dst, const void *src, size_t len)
+{
+	const struct region *r = ref->large ? &ref->large->reg
+				 : ref->slab && sm_is_run(ref->slab) ? &ref->slab->chunk->reg : NULL;
+
+	if (!r || !r->lazy) {
+		sm_copy(dst, src, len);
+		return;
+	}
+	struct copy_walk w = { dst, src };
+	os_each_resident((void *)(uintptr_t)src, len, copy_piece, &w);
+}
