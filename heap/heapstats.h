@@ -54,7 +54,8 @@ struct sm_heap_stats {
 	uint64_t adopted_bytes;   /* ... their bytes (not in secret_bytes)       */
 	/* from here on: modules of 1.4 on */
 	uint64_t python;          /* bits: 1 Python's arenas come from the
-				     module, 2 it set PYTHONMALLOC=malloc       */
+				     module, 2 PYTHONMALLOC=malloc at start
+				     (set by the module or given)            */
 };
 
 #endif

@@ -36,7 +36,7 @@ void *hp_arena_alloc(size_t size, int *plain);
 /* Free p if it is a block of the module's secret heap: 1, else 0. */
 int hp_arena_free(void *p);
 /* The figures page: how Python's small objects reach the module (bits:
- * its arenas come from the module; the module set PYTHONMALLOC=malloc). */
+ * its arenas come from the module; PYTHONMALLOC=malloc at start). */
 enum { HP_PYTHON_ARENAS = 1, HP_PYTHON_MALLOC = 2 };
 void hp_python_mode(int mode);
 

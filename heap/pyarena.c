@@ -36,7 +36,10 @@
  * libpython that a dlopen() brings in later gets the hook alone: setenv()
  * is not safe once threads may run.  Not followed: an embedder that
  * finalizes Python and initializes it again (CPython 3.12 on resets its
- * allocators then).
+ * allocators then); Python started by a library's constructor (glibc runs
+ * those before the preloaded module's); a libpython linked in statically
+ * without its symbols exported (nothing to find); PYTHONMALLOC=mimalloc and
+ * free-threaded builds (no pymalloc arenas).
  */
 #define _GNU_SOURCE
 #include <link.h>
@@ -78,21 +81,31 @@ static void arena_free(void *ctx, void *p, size_t size)
 		python_own.free(python_own.ctx, p, size);
 }
 
-/* At start-up, PYTHONMALLOC unset: malloc under a small memory-lock limit.
- * CAP_IPC_LOCK counts as no limit only where the kernel charges secret
- * memory at mmap time (on the others root is charged too). */
+static int malloc_family(const char *pm)
+{
+	return pm && (!strcmp(pm, "malloc") || !strcmp(pm, "malloc_debug"));
+}
+
+/* At start-up, PYTHONMALLOC unset (or empty, which Python ignores): malloc
+ * under a small memory-lock limit.  CAP_IPC_LOCK counts as no limit only
+ * where the kernel charges secret memory at mmap time (on the others root
+ * is charged too).  The figures page says "on malloc" when PYTHONMALLOC
+ * turns pymalloc off, set here or given. */
 static void small_limit_malloc(void)
 {
 	const char *pm = getenv("PYTHONMALLOC");
 	int unlimited;
 	size_t limit, locked;
 
-	if (pm && *pm)
+	if (pm && *pm) {
+		if (malloc_family(pm))
+			hp_python_mode(HP_PYTHON_MALLOC);
 		return;
+	}
 	sm_memlock_figures(&unlimited, &limit, &locked);
 	if (limit >= ARENA_ROOM || (unlimited && sm_fault_regime() == SM_REGIME_MMAP))
 		return;
-	if (setenv("PYTHONMALLOC", "malloc", 0) == 0)
+	if (setenv("PYTHONMALLOC", "malloc", 1) == 0 && malloc_family(getenv("PYTHONMALLOC")))
 		hp_python_mode(HP_PYTHON_MALLOC);
 }
 

@@ -90,7 +90,7 @@ static void scrub_free_slots(void)
 				unsigned char *p = c->reg.data + (pg << sm_page_shift);
 				size_t len = (size_t)s->npages << sm_page_shift;
 				SM_SHOW(p, len);
-				sm_chunk_zero(c, p, len);
+				sm_chunk_zero_known(c, p, len);
 				SM_HIDE(p, len);
 				if (s->on_partial)
 					sm_run_unlink_cached(s);
@@ -102,7 +102,7 @@ static void scrub_free_slots(void)
 					continue;
 				unsigned char *p = s->start + (size_t)i * s->size;
 				SM_SHOW(p, s->size);
-				sm_zero(p, s->size);
+				sm_chunk_zero_known(c, p, s->size); /* no hole faulted in */
 				SM_HIDE(p, s->size);
 			}
 		}
@@ -170,9 +170,10 @@ void sm_slab_fork_child(int drop)
 
 	if (!drop) {
 		/* the copy left the pages that were not copied empty: what the
-		 * parent knew to hold memory no longer does (resident.c asks again) */
+		 * parent knew to hold memory no longer does; learnt anew, one
+		 * pass per chunk, for the zeroing below */
 		for (struct chunk *c = sm_chunk_list.next; c != &sm_chunk_list; c = c->next)
-			memset(c->resmap, 0, sizeof(c->resmap));
+			sm_chunk_learn(c);
 		scrub_free_slots();
 		sm_slab_fork_recount();
 		/* their pages were not copied (fork.c): give them back */

@@ -12,13 +12,15 @@
  * pages that hold memory, which the kernel tells (mincore, through the OS
  * layer's os_each_resident).  A chunk remembers the pages it found so
  * (chunk->resmap; atomic bits, set here, never cleared while the chunk
- * lives, except in a fork child whose copy left pages out: forkstate.c), so
- * that steady churn stops asking.  A wrong "holds memory" costs a fault,
+ * lives; in a fork child, whose copy left pages out, it is learnt anew
+ * from the kernel in one pass, sm_chunk_learn), so that steady churn stops
+ * asking.  A wrong "holds memory" costs a fault,
  * never a page left unzeroed; a page mincore cannot answer for counts as
  * holding memory.  Outside lazy regions every function here is the plain
  * sm_zero / sm_sample_zero / sm_copy.
  */
 #define _GNU_SOURCE
+#include <string.h>
 #include "slabint.h"
 
 static void sample_piece(void *arg, unsigned char *p, size_t n)
@@ -77,6 +79,16 @@ static int known_resident(const struct chunk *c, size_t first, size_t end)
 	return 1;
 }
 
+/* The pages of [p, p+n) of c hold memory: say so in resmap. */
+static void mark(struct chunk *c, const unsigned char *p, size_t n)
+{
+	size_t first, end;
+
+	page_span(c, p, n, &first, &end);
+	for (size_t i = first; i < end; i++)
+		__atomic_fetch_or(&c->resmap[i / 64], (uint64_t)1 << (i % 64), __ATOMIC_RELAXED);
+}
+
 /* os_each_resident's pieces: zeroed (zero) or sampled, and marked. */
 struct chunk_walk {
 	struct chunk *c;
@@ -86,15 +98,46 @@ struct chunk_walk {
 static void chunk_piece(void *arg, unsigned char *p, size_t n)
 {
 	struct chunk_walk *w = arg;
-	size_t first, end;
 
 	if (w->zero)
 		sm_zero(p, n);
 	else if (w->ok && !sm_sample_zero(p, n))
 		w->ok = 0;
-	page_span(w->c, p, n, &first, &end);
-	for (size_t i = first; i < end; i++)
-		__atomic_fetch_or(&w->c->resmap[i / 64], (uint64_t)1 << (i % 64), __ATOMIC_RELAXED);
+	mark(w->c, p, n);
+}
+
+static void learn_piece(void *arg, unsigned char *p, size_t n)
+{
+	mark(arg, p, n);
+}
+
+void sm_chunk_learn(struct chunk *c)
+{
+	memset(c->resmap, 0, sizeof(c->resmap));
+	if (c->reg.lazy && c->reg.faulted)
+		os_each_resident(c->reg.data, c->reg.faulted, learn_piece, c);
+}
+
+void sm_chunk_zero_known(struct chunk *c, void *p, size_t len)
+{
+	unsigned char *a = p, *e = a + len;
+	size_t first, end;
+
+	if (!c->reg.lazy) {
+		sm_zero(p, len);
+		return;
+	}
+	page_span(c, p, len, &first, &end);
+	for (size_t i = first; i < end; i++) {
+		if (!((c->resmap[i / 64] >> (i % 64)) & 1))
+			continue;
+		unsigned char *lo = c->reg.data + (i << sm_page_shift), *hi = lo + sm_page_size;
+		if (lo < a)
+			lo = a;
+		if (hi > e)
+			hi = e;
+		sm_zero(lo, (size_t)(hi - lo));
+	}
 }
 
 void sm_chunk_zero(struct chunk *c, void *p, size_t len)

@@ -55,6 +55,12 @@ int sm_zero_ready(const struct region *r, void *p, size_t len);
  * are then marked in resmap. */
 void sm_chunk_zero(struct chunk *c, void *p, size_t len);
 int sm_chunk_sample(struct chunk *c, const void *p, size_t len);
+/* A fork child (every lock held): resmap of c made exact again, from the
+ * kernel (the copy left pages out that the parent had). */
+void sm_chunk_learn(struct chunk *c);
+/* [p, p+len) of c zeroed on the pages resmap marks (just learnt: exact);
+ * the others hold no memory and read as zero.  Not lazy: sm_zero. */
+void sm_chunk_zero_known(struct chunk *c, void *p, size_t len);
 
 /* ---- meta.c ------------------------------------------------------------ */
 

@@ -18,6 +18,10 @@
  *          A 256 KiB block written whole and freed before the fork: the
  *          child's free of its pages (the fork handler zeroes free runs)
  *          faults none of them in.
+ *  slabs:  1,024 blocks of 3,000 bytes written, 3 of every 4 freed (their
+ *          pages zeroed, so half of the pages are all zero), fork(): the
+ *          child holds no more pages of them than the live blocks cover,
+ *          and reads every live block back.
  *  shrink: realloc of a 1 MiB block to 600 KiB in place keeps the bytes and
  *          faults in none of the tail it zeroes.
  *  grow:   realloc of a 600 KiB block with one byte written to 700 KiB moves
@@ -175,6 +179,76 @@ static int case_fork(void)
 	return 0;
 }
 
+static int cmp_page(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The distinct pages blocks b[0], b[step], ... of sz bytes cover, into pg
+ * (sorted); their number. */
+static size_t pages_of(unsigned char *const *b, int n, int step, size_t sz, uintptr_t *pg)
+{
+	size_t k = 0;
+
+	for (int i = 0; i < n; i += step)
+		for (uintptr_t a = (uintptr_t)b[i] & ~(uintptr_t)(ps - 1); a < (uintptr_t)b[i] + sz; a += ps)
+			pg[k++] = a;
+	qsort(pg, k, sizeof(*pg), cmp_page);
+	size_t u = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!u || pg[u - 1] != pg[i])
+			pg[u++] = pg[i];
+	return u;
+}
+
+static size_t resident_pages(const uintptr_t *pg, size_t n)
+{
+	size_t count = 0;
+
+	for (size_t i = 0; i < n; i++)
+		count += resident((const void *)pg[i], 1);
+	return count;
+}
+
+static int case_slabs(void)
+{
+	enum { N = 1024, SZ = 3000 };
+	static unsigned char *b[N];
+	static uintptr_t all[2 * N + 2], live[2 * N + 2];
+
+	for (int i = 0; i < N; i++) {
+		b[i] = malloc(SZ);
+		TL_CHECK(b[i], "malloc: %s", strerror(errno));
+		for (int k = 0; k < SZ; k += 64)
+			((volatile unsigned char *)b[i])[k] = (unsigned char)(i | 1);
+	}
+	size_t nall = pages_of(b, N, 1, SZ, all), nlive = pages_of(b, N, 4, SZ, live);
+	for (int i = 0; i < N; i++)
+		if (i % 4)
+			free(b[i]);
+	size_t parent = resident_pages(all, nall);
+	fflush(stdout);
+	pid_t pid = fork();
+	TL_CHECK(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		size_t child = resident_pages(all, nall);
+		int ok = 1;
+		for (int i = 0; i < N; i += 4)
+			for (int k = 0; k < SZ; k += 64)
+				ok &= b[i][k] == (unsigned char)(i | 1);
+		printf("slabs: parent holds %zu of their %zu pages, the child %zu, the live blocks cover %zu; live "
+		       "blocks read back %d\n", parent, nall, child, nlive, ok);
+		fflush(stdout);
+		_exit(ok && child <= nlive && child < parent ? 0 : 1);
+	}
+	int st;
+	TL_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", tl_status_str(st));
+	return 0;
+}
+
 static int case_shrink(void)
 {
 	unsigned char *p = malloc(MIB);
@@ -284,6 +358,8 @@ static int run_case(const char *name)
 		return case_big();
 	if (!strcmp(name, "grow"))
 		return case_grow();
+	if (!strcmp(name, "slabs"))
+		return case_slabs();
 	if (!strcmp(name, "uaf"))
 		return case_uaf();
 	if (!strcmp(name, "limit"))
@@ -301,7 +377,7 @@ int main(int argc, char **argv)
 	if (sm_fault_regime() != SM_REGIME_MMAP)
 		tl_skip("the kernel does not charge secret memory at mmap time (or the probe gave no answer): "
 			"new pages are faulted in by the library here, from the kernel side");
-	static const char *const cases[] = { "one", "reuse", "fork", "shrink", "grow", "big", "uaf", "limit" };
+	static const char *const cases[] = { "one", "reuse", "fork", "slabs", "shrink", "grow", "big", "uaf", "limit" };
 	static const char *const require[] = { "SECRETMEM_REQUIRE=1", NULL };
 	static char out[1 << 14];
 
