@@ -232,6 +232,11 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
 			set_errno_from(got);
 			return NULL;
 		}
+		if (SM_UNLIKELY(sm_arena_waited)) {
+			sm_arena_waited = 0;
+			if (tc->arena == sm_arena(0))
+				sm_tcache_own_arena(tc); /* from the next refill on */
+		}
 		if (b->cap) {
 			b->count = (uint16_t)got;
 			r = b->slots[--b->count];

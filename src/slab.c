@@ -130,11 +130,30 @@ int sm_slab_fallback(const struct slab *s)
 	return s->chunk->reg.backend != SECRETMEM_BACKEND_SECRET;
 }
 
+__thread int sm_arena_waited __attribute__((tls_model("initial-exec")));
+
+/* Take a's lock; when another thread held it, say so to this thread
+ * (tcache.c moves a thread that waited off the shared arena). */
+static void arena_lock(struct arena *a)
+{
+	if (pthread_mutex_trylock(&a->lock) == 0)
+		return;
+	sm_arena_waited = 1;
+	pthread_mutex_lock(&a->lock);
+}
+
+struct arena *sm_arena_own(void)
+{
+	static atomic_uint next;
+
+	return &sm_arenas[1 + atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) % (SM_NARENAS - 1)];
+}
+
 static int arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want, int secret_only)
 {
 	unsigned got = 0;
 
-	pthread_mutex_lock(&a->lock);
+	arena_lock(a);
 	while (got < want) {
 		struct slab *s = a->partial[cls];
 		while (s && secret_only && sm_slab_fallback(s))
@@ -218,7 +237,7 @@ void sm_arena_give(const struct slotref *refs, unsigned n)
 		if (a != held) {
 			if (held)
 				pthread_mutex_unlock(&held->lock);
-			pthread_mutex_lock(&a->lock);
+			arena_lock(a);
 			held = a;
 		}
 		give_one(a, &refs[k]);

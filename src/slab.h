@@ -216,6 +216,11 @@ static inline struct slab *sm_lookup_slot(const void *p, unsigned *idx)
  * slab in fallback memory (SECRETMEM_REQUIRE set after fallback was used).
  */
 int sm_arena_take(struct arena *a, unsigned cls, struct slotref *out, unsigned want, int secret_only);
+/* Set when this thread found an arena's lock held by another thread
+ * (sm_arena_take, sm_arena_give); cleared by its reader (alloc.c). */
+extern __thread int sm_arena_waited __attribute__((tls_model("initial-exec")));
+/* An arena for a thread of its own: the ones after arena 0, in turn. */
+struct arena *sm_arena_own(void);
 /* 1 if slab s lies in fallback memory (secret_only above skips those). */
 int sm_slab_fallback(const struct slab *s);
 /* Ordinary memory for library metadata (no malloc): zeroed, or NULL. */

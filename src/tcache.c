@@ -7,6 +7,14 @@
  * of every cache (tc_lock) that the statistics walk, and what fork does to
  * it (fork.c holds the policies).  The fast paths that use a cache are in
  * alloc.c.
+ *
+ * Arenas: a thread starts on arena 0, which every thread shares, and gets
+ * one of the others (in turn) at its first refill after it found an
+ * arena's lock taken by another thread (sm_arena_waited).  Every size class an arena serves costs
+ * it a slab page at least: a program whose threads come and go one at a
+ * time (gpg-agent's connection threads) kept 460 KiB of secret memory with
+ * a new arena per thread and 296 KiB with one (secretmem-heap(7), PAGES;
+ * t_alloc_arena_shared).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,7 +26,6 @@
 static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tcache tc_list = { .next = &tc_list, .prev = &tc_list };
 static struct tcache *tc_free; /* memory of exited threads' caches */
-static unsigned next_arena;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_key_t tc_key;
@@ -167,7 +174,7 @@ struct tcache *sm_tcache_get(void)
 		next += tc->bins[c].cap;
 	}
 	pthread_mutex_lock(&tc_lock);
-	tc->arena = sm_arena(next_arena++);
+	tc->arena = sm_arena(0); /* shared until the thread waits for a lock */
 	tc->next = tc_list.next;
 	tc->prev = &tc_list;
 	tc_list.next->prev = tc;
@@ -176,6 +183,11 @@ struct tcache *sm_tcache_get(void)
 	pthread_setspecific(tc_key, tc);
 	sm_tls_tc = tc;
 	return tc;
+}
+
+void sm_tcache_own_arena(struct tcache *tc)
+{
+	tc->arena = sm_arena_own();
 }
 
 int sm_alloc_start(void)

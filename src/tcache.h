@@ -39,7 +39,7 @@ struct tcache {
 	struct chunk *lc_chunk;
 	unsigned long lc_gen;
 	struct tcache *next, *prev; /* registry, under tcache.c's lock */
-	struct arena *arena;
+	struct arena *arena;        /* sm_arena(0): the shared one (tcache.c) */
 	size_t mem_size;
 	struct tbin bins[SM_NCLASS];
 	struct slotref storage[];
@@ -71,5 +71,7 @@ struct tcache *sm_tcache_get(void);
 /* Live blocks and bytes in small slots, every thread's and the exited
  * threads' together (may be negative in a moment of cross-thread frees). */
 void sm_tcache_totals(long *live, long *bytes);
+/* Move tc off the shared arena 0 to an arena of its own (in turn). */
+void sm_tcache_own_arena(struct tcache *tc);
 
 #endif

@@ -27,7 +27,10 @@
 
 #define TRIALS 5
 #define BLOCK 16384
-#define WORKERS 9 /* more than the 8 arenas: one on each */
+/* more than the 8 arenas: the workers start on the shared arena 0, where
+ * the cancelled thread allocated (alone, it never waited for a lock), and
+ * those that wait for one move to the others in turn (tcache.c) */
+#define WORKERS 9
 
 static atomic_long progress;
 
