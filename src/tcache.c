@@ -10,11 +10,11 @@
  *
  * Arenas: a thread starts on arena 0, which every thread shares, and gets
  * one of the others (in turn) at its first refill after it found an
- * arena's lock taken by another thread (sm_arena_waited).  Every size class an arena serves costs
- * it a slab page at least: a program whose threads come and go one at a
- * time (gpg-agent's connection threads) kept 460 KiB of secret memory with
- * a new arena per thread and 296 KiB with one (secretmem-heap(7), PAGES;
- * t_alloc_arena_shared).
+ * arena's lock taken by another thread (sm_arena_waited, alloc.c).  Every
+ * size class an arena serves costs it a slab page at least: a program
+ * whose threads come and go one at a time (gpg-agent's connection threads)
+ * kept 460 KiB of secret memory with a new arena per thread and 296 KiB
+ * with one (secretmem-heap(7), PAGES; t_alloc_arena_shared).
  */
 #define _GNU_SOURCE
 #include <errno.h>
