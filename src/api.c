@@ -51,7 +51,7 @@ SM_API struct secretmem_region *secretmem_region_create(size_t size, unsigned in
 		errno = ENOMEM;
 		return NULL;
 	}
-	int rc = region_create(&h->r, size, 0, 1, (flags & SECRETMEM_REGION_REQUIRE_SECRET) != 0);
+	int rc = region_create(&h->r, size, 0, REGION_NOW, (flags & SECRETMEM_REGION_REQUIRE_SECRET) != 0);
 	if (rc) {
 		sm_meta_free(h, sizeof(*h));
 		sm_failure_hint(); /* once, at the memory-lock limit */

@@ -230,12 +230,12 @@ int os_fault_in_secret(void *addr, size_t len);
 /*
  * Call fn(arg, p, n) for each run of [addr, addr+len) whose pages hold a
  * page of memory (mincore: for a secret mapping, a page of its file), the
- * run clipped to [addr, addr+len), in address order.  Returns 1 if every
- * page does, else 0.  A page mincore cannot answer for counts as one that
- * does, so a caller that zeroes or copies what fn is given never skips data.
- * No fault injection: it changes nothing.
+ * run clipped to [addr, addr+len), in address order.  A page mincore cannot
+ * answer for counts as one that does, so a caller that zeroes or copies
+ * what fn is given never skips data.  No fault injection: it changes
+ * nothing.
  */
-int os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned char *p, size_t n), void *arg);
+void os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned char *p, size_t n), void *arg);
 /* Heap mode: the program's own calls, straight to the kernel with its
  * arguments (never through the module's interposers); 0 or -errno.  flags
  * of os_pass_mlock: mlock2's (0: mlock). */
@@ -300,16 +300,16 @@ struct region {
 
 /*
  * How a new region's pages come in (region_create's fill):
- *   REGION_LATER  region_ready_to faults them in when asked;
  *   REGION_NOW    every page faulted in by region_create;
- *   REGION_LAZY   as REGION_LATER, except with the secret backend where the
- *                 kernel charges the memory-lock limit at mmap time
- *                 (SM_REGIME_MMAP): there region_ready_to only marks pages
- *                 ready and each faults at its first touch, as anonymous
- *                 memory does (the charge was taken by the mmap, so a touch
- *                 cannot raise SIGBUS for the limit).  r->lazy says which.
+ *   REGION_LAZY   when region_ready_to asks: faulted in then, except with
+ *                 the secret backend where the kernel charges the
+ *                 memory-lock limit at mmap time (SM_REGIME_MMAP): there it
+ *                 only marks pages ready and each faults at its first
+ *                 touch, as anonymous memory does (the charge was taken by
+ *                 the mmap, so a touch cannot raise SIGBUS for the limit).
+ *                 r->lazy says which.
  */
-enum { REGION_LATER = 0, REGION_NOW = 1, REGION_LAZY = 2 };
+enum { REGION_NOW = 1, REGION_LAZY = 2 };
 /*
  * Create a region of size bytes (page multiple) whose data ends one guard
  * page below the end of an align-aligned reservation; everything below the
@@ -323,9 +323,8 @@ int region_fault_to(struct region *r, size_t upto);
 /* [data, data+upto) ready for use: marked (r->lazy) or faulted in; -ENOMEM. */
 int region_ready_to(struct region *r, size_t upto);
 /* Zero [p, p+len) of region r: only the pages that hold memory if r->lazy
- * (the others read as zero and stay untouched).  Returns 1 if every page of
- * the range holds memory now (always 1 if not lazy). */
-int region_zero(const struct region *r, void *p, size_t len);
+ * (the others read as zero and stay untouched). */
+void region_zero(const struct region *r, void *p, size_t len);
 int region_protect(struct region *r, int access);
 /* Zeroize the ready part, unmap, unregister.  Returns 0 or -errno. */
 int region_destroy(struct region *r);

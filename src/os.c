@@ -465,16 +465,14 @@ int os_fault_in_secret(void *addr, size_t len)
 
 #define RESIDENT_BATCH 256 /* pages per mincore call (1 MiB with 4 KiB pages) */
 
-int os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned char *p, size_t n), void *arg)
+void os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned char *p, size_t n), void *arg)
 {
 	size_t ps = os_page_size();
 	uintptr_t start = (uintptr_t)addr, end = start + len;
 	uintptr_t pg = start & ~(uintptr_t)(ps - 1);
 	unsigned char vec[RESIDENT_BATCH];
-	int saved = errno, all = 1;
+	int saved = errno;
 
-	if (!len)
-		return 1;
 	while (pg < end) {
 		size_t n = (end - pg + ps - 1) / ps;
 		if (n > RESIDENT_BATCH)
@@ -486,7 +484,6 @@ int os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned char
 		}
 		for (size_t i = 0; i < n;) {
 			if (!(vec[i] & 1)) {
-				all = 0;
 				i++;
 				continue;
 			}
@@ -504,7 +501,6 @@ int os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned char
 		pg += n * ps;
 	}
 	errno = saved;
-	return all;
 }
 
 /* ---- the program's own calls (heap mode: heap/mmcalls.c, adopt.c) -------- */

@@ -301,12 +301,12 @@ static void zero_piece(void *arg, unsigned char *p, size_t n)
 	explicit_bzero(p, n);
 }
 
-int region_zero(const struct region *r, void *p, size_t len)
+void region_zero(const struct region *r, void *p, size_t len)
 {
 	if (r->lazy)
-		return os_each_resident(p, len, zero_piece, NULL);
-	explicit_bzero(p, len);
-	return 1;
+		os_each_resident(p, len, zero_piece, NULL);
+	else
+		explicit_bzero(p, len);
 }
 
 int region_create(struct region *r, size_t size, size_t align, int fill, int require_secret)

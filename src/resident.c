@@ -23,35 +23,6 @@
 #include <string.h>
 #include "slabint.h"
 
-static void sample_piece(void *arg, unsigned char *p, size_t n)
-{
-	int *ok = arg;
-
-	if (*ok && !sm_sample_zero(p, n))
-		*ok = 0;
-}
-
-int sm_sample_ready(const struct region *r, const void *block, size_t len)
-{
-	int ok = 1;
-
-	if (!r->lazy)
-		return sm_sample_zero(block, len);
-	/* a page that holds no memory reads as zero: nothing to check, and
-	 * reading it would fault it in */
-	os_each_resident((void *)(uintptr_t)block, len, sample_piece, &ok);
-	return ok;
-}
-
-int sm_zero_ready(const struct region *r, void *p, size_t len)
-{
-	if (!r->lazy) {
-		sm_zero(p, len);
-		return 1;
-	}
-	return region_zero(r, p, len);
-}
-
 void sm_zero_tail(const struct blockref *ref, void *p, size_t len)
 {
 	if (ref->large)
@@ -89,21 +60,53 @@ static void mark(struct chunk *c, const unsigned char *p, size_t n)
 		__atomic_fetch_or(&c->resmap[i / 64], (uint64_t)1 << (i % 64), __ATOMIC_RELAXED);
 }
 
-/* os_each_resident's pieces: zeroed (zero) or sampled, and marked. */
-struct chunk_walk {
+/* os_each_resident's pieces: zeroed (zero) or sampled, and marked in the
+ * chunk's resmap (c; NULL for a large block, which has none). */
+struct walk {
 	struct chunk *c;
 	int zero, ok;
 };
 
-static void chunk_piece(void *arg, unsigned char *p, size_t n)
+static void walk_piece(void *arg, unsigned char *p, size_t n)
 {
-	struct chunk_walk *w = arg;
+	struct walk *w = arg;
 
 	if (w->zero)
 		sm_zero(p, n);
 	else if (w->ok && !sm_sample_zero(p, n))
 		w->ok = 0;
-	mark(w->c, p, n);
+	if (w->c)
+		mark(w->c, p, n);
+}
+
+/* Zero (zero) or sample [p, p+len) of region r, keeping to the pages that
+ * hold memory when r is lazy and c's resmap (if c) does not already know
+ * them all; 1, or 0 when a sample was not zero. */
+static int walk(const struct region *r, struct chunk *c, void *p, size_t len, int zero)
+{
+	size_t first, end;
+
+	if (c)
+		page_span(c, p, len, &first, &end);
+	if (!r->lazy || (c && known_resident(c, first, end))) {
+		if (!zero)
+			return sm_sample_zero(p, len);
+		sm_zero(p, len);
+		return 1;
+	}
+	struct walk w = { c, zero, 1 };
+	os_each_resident(p, len, walk_piece, &w);
+	return w.ok;
+}
+
+int sm_sample_ready(const struct region *r, const void *block, size_t len)
+{
+	return walk(r, NULL, (void *)(uintptr_t)block, len, 0);
+}
+
+void sm_zero_ready(const struct region *r, void *p, size_t len)
+{
+	walk(r, NULL, p, len, 1);
 }
 
 static void learn_piece(void *arg, unsigned char *p, size_t n)
@@ -142,27 +145,12 @@ void sm_chunk_zero_known(struct chunk *c, void *p, size_t len)
 
 void sm_chunk_zero(struct chunk *c, void *p, size_t len)
 {
-	size_t first, end;
-
-	page_span(c, p, len, &first, &end);
-	if (!c->reg.lazy || known_resident(c, first, end)) {
-		sm_zero(p, len);
-		return;
-	}
-	struct chunk_walk w = { c, 1, 1 };
-	os_each_resident(p, len, chunk_piece, &w);
+	walk(&c->reg, c, p, len, 1);
 }
 
 int sm_chunk_sample(struct chunk *c, const void *p, size_t len)
 {
-	size_t first, end;
-
-	page_span(c, p, len, &first, &end);
-	if (!c->reg.lazy || known_resident(c, first, end))
-		return sm_sample_zero(p, len);
-	struct chunk_walk w = { c, 0, 1 };
-	os_each_resident((void *)(uintptr_t)p, len, chunk_piece, &w);
-	return w.ok;
+	return walk(&c->reg, c, (void *)(uintptr_t)p, len, 0);
 }
 
 struct copy_walk {

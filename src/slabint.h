@@ -44,11 +44,10 @@ void sm_zero_init(void);
  * A large block's bytes [p, p+len) in region r: sm_sample_zero and sm_zero,
  * except in a lazy region (region.c): then only the pages that hold memory
  * are read or zeroed (the others read as zero, and touching them would
- * fault them in).  sm_zero_ready returns 1 if every page of the range holds
- * memory now.
+ * fault them in).
  */
 int sm_sample_ready(const struct region *r, const void *block, size_t len);
-int sm_zero_ready(const struct region *r, void *p, size_t len);
+void sm_zero_ready(const struct region *r, void *p, size_t len);
 /* A run's bytes [p, p+len) in chunk c, zeroed or checked for zero (the
  * sample of sm_sample_zero); in a lazy chunk, unless c->resmap says every
  * page of the range holds memory, only the pages that do (mincore), which
