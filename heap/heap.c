@@ -443,6 +443,15 @@ static int enter_slow(void)
 /* ---- allocation ------------------------------------------------------------ */
 
 /* Secret memory refused for this request: NULL (require), else plain. */
+/* A block goes to ordinary memory for a refusal of secret memory: counted,
+ * the next ones go there at once (until a secret free), one warning. */
+static void note_refusal(void)
+{
+	st_add(&stats->refusals, 1);
+	__atomic_store_n(&plain_sticky, 1, __ATOMIC_RELAXED);
+	warn_refused();
+}
+
 static void *refused(size_t align, size_t size, int zero)
 {
 	if (require) {
@@ -452,9 +461,7 @@ static void *refused(size_t align, size_t size, int zero)
 	void *p = plain_alloc(align, size, zero);
 	if (!p)
 		return NULL; /* impossible size: no word about secret memory */
-	st_add(&stats->refusals, 1);
-	__atomic_store_n(&plain_sticky, 1, __ATOMIC_RELAXED);
-	warn_refused();
+	note_refusal();
 	return p;
 }
 
@@ -890,9 +897,7 @@ void *hp_arena_alloc(size_t size, int *plain)
 		errno = ENOMEM;
 		return NULL;
 	}
-	st_add(&stats->refusals, 1);
-	__atomic_store_n(&plain_sticky, 1, __ATOMIC_RELAXED);
-	warn_refused();
+	note_refusal();
 	*plain = 1;
 	return NULL;
 }
