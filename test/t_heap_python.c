@@ -66,7 +66,8 @@ static const char scan_py[] =
 	"with open(sys.argv[1], 'rb', buffering=0) as f:\n"
 	"    key = f.read(32)\n"
 	"text = key.hex()\n"
-	"print('ready', len(key), len(text), flush=True)\n"
+	"assert len(key) == 32 and len(text) == 64\n"
+	"print('ready', flush=True)\n"
 	"time.sleep(120)\n";
 
 /* The libpython a dlopen() can load, or NULL. */
@@ -145,15 +146,8 @@ static void expect(const char *self, const char *c, int user, const char *const 
 static pid_t start_scan(int heap, const char *keyfile, const char *log)
 {
 	char *argv[] = { PYTHON, "-c", (char *)(uintptr_t)scan_py, (char *)(uintptr_t)keyfile, NULL };
-	pid_t pid = rig_spawn(argv, heap ? heap_env() : NULL, log, rig_tmpdir(), 0);
 
-	for (int i = 0; i < 300 && !rig_file_has(log, "ready"); i++)
-		usleep(100000);
-	if (!rig_file_has(log, "ready 32 64")) {
-		rig_cat(log);
-		TL_FAIL("the python program (%s) did not get ready", heap ? "heap" : "plain");
-	}
-	return pid;
+	return rig_spawn_ready(argv, heap ? heap_env() : NULL, log);
 }
 
 static void case_scan(void)
