@@ -11,6 +11,8 @@
  *               program locks becomes secret memory (adopt.c)
  *   pyarena.c   Python's small-object allocator gets its arenas from the
  *               module
+ *   stackclear.c the calls that wait: a thread's dead stack frames and its
+ *               vector registers are zeroed before it sleeps
  */
 #ifndef SECRETMEM_HP_H
 #define SECRETMEM_HP_H
@@ -39,6 +41,12 @@ int hp_arena_free(void *p);
  * its arenas come from the module; PYTHONMALLOC=malloc at start). */
 enum { HP_PYTHON_ARENAS = 1, HP_PYTHON_MALLOC = 2 };
 void hp_python_mode(int mode);
+
+/* ---- stackclear.c --------------------------------------------------------- */
+
+/* How often a thread's stack was cleared before a wait, and the bytes of
+ * dead frames that were not zero already, since the process started. */
+void hp_stack_figures(unsigned long *clears, unsigned long *bytes);
 
 /* ---- pyarena.c ------------------------------------------------------------ */
 
