@@ -311,9 +311,23 @@ REAL(nanosleep)
 REAL(clock_nanosleep)
 REAL(sleep)
 REAL(usleep)
-REAL(pthread_cond_wait)
-REAL(pthread_cond_timedwait)
 REAL(pthread_cond_clockwait)
+
+/* The condition waits have two versions in glibc; dlsym gives the oldest
+ * (LinuxThreads' layout), so the current one is asked for by name. */
+#define REAL_COND(name)                                                              \
+	static __typeof__(name) *real_##name;                                        \
+	static void resolve_##name(void)                                             \
+	{                                                                            \
+		if (SM_UNLIKELY(!__atomic_load_n(&real_##name, __ATOMIC_RELAXED))) { \
+			void *f = dlvsym(RTLD_NEXT, #name, "GLIBC_2.3.2");           \
+			__atomic_store_n(&real_##name,                               \
+					 (__typeof__(name) *)(f ? f : dlsym(RTLD_NEXT, #name)), \
+					 __ATOMIC_RELAXED);                          \
+		}                                                                    \
+	}
+REAL_COND(pthread_cond_wait)
+REAL_COND(pthread_cond_timedwait)
 REAL(sigaltstack)
 
 /* 1 if fd is in non-blocking mode (such a call never waits). */

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * heap_waits - the calls that wait keep their meaning under the heap
+ * module's clearing of dead stack frames (heap/stackclear.c), and the
+ * clearing never touches a live frame.  Each check prints "ok NAME" or
+ * "FAIL NAME: why"; the exit status is the number of failures.  Run both
+ * without the module (the checks themselves are right) and under it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(name, cond, ...)                                        \
+	do {                                                          \
+		if (cond) {                                           \
+			printf("ok %s\n", name);                      \
+		} else {                                              \
+			printf("FAIL %s: ", name);                    \
+			printf(__VA_ARGS__);                          \
+			printf(" (errno %d)\n", errno);               \
+			failures++;                                   \
+		}                                                     \
+		fflush(stdout);                                       \
+	} while (0)
+
+static void ms_sleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* ---- a writer that acts later -------------------------------------------- */
+
+struct later {
+	int fd, ms;
+	const char *text;
+	size_t len;
+};
+
+static void *write_later(void *arg)
+{
+	struct later *l = arg;
+
+	ms_sleep(l->ms);
+	if (write(l->fd, l->text, l->len) != (ssize_t)l->len)
+		abort();
+	return NULL;
+}
+
+static pthread_t start_writer(struct later *l)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, write_later, l) != 0)
+		abort();
+	return t;
+}
+
+/* ---- the poll family and select ----------------------------------------- */
+
+static void check_select(void)
+{
+	int a[2], b[2];
+	fd_set r;
+	struct timeval tv = { 0, 20000 };
+
+	if (pipe(a) || pipe(b) || write(b[1], "x", 1) != 1)
+		abort();
+	FD_ZERO(&r);
+	FD_SET(a[0], &r);
+	FD_SET(b[0], &r);
+	int n = select((a[0] > b[0] ? a[0] : b[0]) + 1, &r, NULL, NULL, &tv);
+	CHECK("select-ready", n == 1 && FD_ISSET(b[0], &r) && !FD_ISSET(a[0], &r), "returned %d", n);
+	FD_ZERO(&r);
+	FD_SET(a[0], &r);
+	tv.tv_sec = 0;
+	tv.tv_usec = 20000;
+	n = select(a[0] + 1, &r, NULL, NULL, &tv);
+	CHECK("select-timeout", n == 0 && !FD_ISSET(a[0], &r), "returned %d", n);
+	struct later l = { a[1], 20, "y", 1 };
+	pthread_t t = start_writer(&l);
+	FD_ZERO(&r);
+	FD_SET(a[0], &r);
+	FD_SET(b[0] + 0, &r); /* ready at once: answered without waiting */
+	fd_set w;
+	FD_ZERO(&w);
+	struct timespec ts = { 2, 0 };
+	n = pselect((a[0] > b[0] ? a[0] : b[0]) + 1, &r, &w, NULL, &ts, NULL);
+	CHECK("pselect-ready", n == 1 && FD_ISSET(b[0], &r) && !FD_ISSET(a[0], &r), "returned %d", n);
+	char c;
+	if (read(b[0], &c, 1) != 1)
+		abort();
+	FD_ZERO(&r);
+	FD_SET(a[0], &r);
+	FD_SET(b[0], &r);
+	n = pselect((a[0] > b[0] ? a[0] : b[0]) + 1, &r, NULL, NULL, &ts, NULL);
+	CHECK("pselect-wait", n == 1 && FD_ISSET(a[0], &r) && !FD_ISSET(b[0], &r), "returned %d", n);
+	pthread_join(t, NULL);
+	close(a[0]);
+	close(a[1]);
+	close(b[0]);
+	close(b[1]);
+}
+
+static void check_poll(void)
+{
+	int a[2];
+
+	if (pipe(a))
+		abort();
+	struct pollfd p = { .fd = a[0], .events = POLLIN };
+	int n = poll(&p, 1, 20);
+	CHECK("poll-timeout", n == 0 && p.revents == 0, "returned %d", n);
+	struct later l = { a[1], 20, "z", 1 };
+	pthread_t t = start_writer(&l);
+	n = poll(&p, 1, 5000);
+	CHECK("poll-wait", n == 1 && (p.revents & POLLIN), "returned %d", n);
+	pthread_join(t, NULL);
+	struct timespec ts = { 0, 10000000 };
+	n = ppoll(&p, 1, &ts, NULL);
+	CHECK("ppoll-ready", n == 1 && (p.revents & POLLIN), "returned %d", n);
+	struct pollfd bad = { .fd = 999, .events = POLLIN };
+	n = poll(&bad, 1, 1000);
+	CHECK("poll-nval", n == 1 && bad.revents == POLLNVAL, "returned %d", n);
+
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 42 }, out[4];
+	char c;
+	if (ep < 0 || read(a[0], &c, 1) != 1 || epoll_ctl(ep, EPOLL_CTL_ADD, a[0], &ev))
+		abort();
+	n = epoll_wait(ep, out, 4, 20);
+	CHECK("epoll-timeout", n == 0, "returned %d", n);
+	t = start_writer(&l);
+	n = epoll_pwait(ep, out, 4, 5000, NULL);
+	CHECK("epoll-wait", n == 1 && out[0].data.u64 == 42, "returned %d", n);
+	pthread_join(t, NULL);
+	close(ep);
+	close(a[0]);
+	close(a[1]);
+}
+
+/* ---- descriptors ---------------------------------------------------------- */
+
+static void check_fds(void)
+{
+	int a[2], s[2];
+	char buf[16];
+
+	if (pipe(a) || socketpair(AF_UNIX, SOCK_STREAM, 0, s))
+		abort();
+	struct later l = { a[1], 20, "hello", 5 };
+	pthread_t t = start_writer(&l);
+	ssize_t n = read(a[0], buf, sizeof(buf));
+	CHECK("read-wait", n == 5 && memcmp(buf, "hello", 5) == 0, "returned %zd", n);
+	pthread_join(t, NULL);
+	fcntl(a[0], F_SETFL, O_NONBLOCK);
+	errno = 0;
+	n = read(a[0], buf, sizeof(buf));
+	CHECK("read-nonblocking", n == -1 && errno == EAGAIN, "returned %zd", n);
+	n = read(-1, buf, 1);
+	CHECK("read-ebadf", n == -1 && errno == EBADF, "returned %zd", n);
+
+	struct later m = { s[1], 20, "abcdef", 6 };
+	t = start_writer(&m);
+	n = recv(s[0], buf, 3, MSG_WAITALL);
+	CHECK("recv-waitall", n == 3 && memcmp(buf, "abc", 3) == 0, "returned %zd", n);
+	n = recv(s[0], buf, sizeof(buf), MSG_PEEK);
+	CHECK("recv-peek", n == 3 && memcmp(buf, "def", 3) == 0, "returned %zd", n);
+	n = recvfrom(s[0], buf, sizeof(buf), 0, NULL, NULL);
+	CHECK("recvfrom-ready", n == 3 && memcmp(buf, "def", 3) == 0, "returned %zd", n);
+	pthread_join(t, NULL);
+	errno = 0;
+	n = recv(s[0], buf, sizeof(buf), MSG_DONTWAIT);
+	CHECK("recv-dontwait", n == -1 && errno == EAGAIN, "returned %zd", n);
+	struct later o = { s[1], 20, "xyz", 3 };
+	t = start_writer(&o);
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	n = recvmsg(s[0], &msg, 0);
+	CHECK("recvmsg-wait", n == 3 && memcmp(buf, "xyz", 3) == 0, "returned %zd", n);
+	pthread_join(t, NULL);
+	fcntl(s[0], F_SETFL, O_NONBLOCK);
+	errno = 0;
+	n = recv(s[0], buf, sizeof(buf), 0);
+	CHECK("recv-nonblocking", n == -1 && errno == EAGAIN, "returned %zd", n);
+	close(a[0]);
+	close(a[1]);
+	close(s[0]);
+	close(s[1]);
+}
+
+static void *connect_later(void *arg)
+{
+	struct sockaddr_un *sa = arg;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	ms_sleep(20);
+	if (fd < 0 || connect(fd, (struct sockaddr *)sa, sizeof(*sa)) != 0)
+		abort();
+	return (void *)(intptr_t)fd;
+}
+
+static void check_accept(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int l = socket(AF_UNIX, SOCK_STREAM, 0);
+	pthread_t t;
+	void *cfd;
+
+	snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "heap_waits.%d", (int)getpid()); /* abstract */
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 4) ||
+	    pthread_create(&t, NULL, connect_later, &sa))
+		abort();
+	int c = accept(l, NULL, NULL);
+	CHECK("accept-wait", c >= 0, "returned %d", c);
+	pthread_join(t, &cfd);
+	close((int)(intptr_t)cfd);
+	close(c);
+	if (pthread_create(&t, NULL, connect_later, &sa))
+		abort();
+	c = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	CHECK("accept4-wait", c >= 0 && (fcntl(c, F_GETFD) & FD_CLOEXEC), "returned %d", c);
+	pthread_join(t, &cfd);
+	close((int)(intptr_t)cfd);
+	close(c);
+	close(l);
+}
+
+/* ---- sleeps and condition waits ------------------------------------------ */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int flag;
+
+static void *signal_later(void *arg)
+{
+	(void)arg;
+	ms_sleep(20);
+	pthread_mutex_lock(&mu);
+	flag = 1;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+static void check_sleeps(void)
+{
+	struct timespec t0, t1, d = { 0, 5000000 }, abs;
+	pthread_t t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int r = nanosleep(&d, NULL);
+	r |= usleep(2000);
+	clock_gettime(CLOCK_MONOTONIC, &abs);
+	abs.tv_nsec += 3000000;
+	if (abs.tv_nsec >= 1000000000) {
+		abs.tv_sec++;
+		abs.tv_nsec -= 1000000000;
+	}
+	r |= clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &abs, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long us = (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	CHECK("sleeps", r == 0 && us >= 10000, "slept %ld us", us);
+	CHECK("sleep-0", sleep(0) == 0, "sleep(0)");
+
+	flag = 0;
+	if (pthread_create(&t, NULL, signal_later, NULL))
+		abort();
+	pthread_mutex_lock(&mu);
+	while (!flag)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	pthread_join(t, NULL);
+	CHECK("cond-wait", flag == 1, "no signal");
+	struct timespec soon;
+	clock_gettime(CLOCK_REALTIME, &soon);
+	soon.tv_nsec += 5000000;
+	if (soon.tv_nsec >= 1000000000) {
+		soon.tv_sec++;
+		soon.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&mu);
+	r = pthread_cond_timedwait(&cv, &mu, &soon);
+	pthread_mutex_unlock(&mu);
+	CHECK("cond-timedwait", r == ETIMEDOUT, "returned %d", r);
+}
+
+/* ---- live frames are never cleared ---------------------------------------- */
+
+static volatile int seen;
+static char pattern[2048];
+
+static void alt_handler(int sig)
+{
+	(void)sig;
+	poll(NULL, 0, 5); /* a wait on the signal stack */
+	seen++;
+}
+
+/* Below the frame that holds the signal stack: a live frame with a
+ * pattern, in which the signal arrives. */
+__attribute__((noinline)) static int live_below(void)
+{
+	char live[2048];
+
+	memcpy(live, pattern, sizeof(live));
+	__asm__ volatile("" : : "r"(live) : "memory");
+	raise(SIGUSR1);
+	__asm__ volatile("" : : "r"(live) : "memory");
+	return memcmp(live, pattern, sizeof(live)) == 0;
+}
+
+static void check_altstack(void)
+{
+	char altmem[65536] __attribute__((aligned(16))); /* on this thread's stack, above live_below() */
+	stack_t ss = { .ss_sp = altmem, .ss_size = sizeof(altmem) }, off = { .ss_flags = SS_DISABLE };
+	struct sigaction sa = { .sa_handler = alt_handler, .sa_flags = SA_ONSTACK };
+
+	for (size_t i = 0; i < sizeof(pattern); i++)
+		pattern[i] = (char)(i * 7 + 1);
+	if (sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL))
+		abort();
+	int intact = live_below();
+	CHECK("sigaltstack-on-stack", intact && seen == 1, "the live frame below the signal stack changed");
+	sigaltstack(&off, NULL);
+	__asm__ volatile("" : : "r"(altmem) : "memory");
+
+	/* a handler on the thread's stack, interrupting a wait */
+	struct sigaction sb = { .sa_handler = alt_handler, .sa_flags = SA_RESTART };
+	sigaction(SIGUSR1, &sb, NULL);
+	seen = 0;
+	intact = live_below();
+	CHECK("handler-on-stack", intact && seen == 1, "the live frame below the handler changed");
+}
+
+static ucontext_t uc_main, uc_co;
+
+static void coroutine(void)
+{
+	char live[512];
+
+	memcpy(live, pattern, sizeof(live));
+	poll(NULL, 0, 5); /* a wait on the coroutine's stack */
+	seen = memcmp(live, pattern, sizeof(live)) == 0;
+	swapcontext(&uc_co, &uc_main);
+}
+
+static void check_coroutine(void)
+{
+	size_t size = 256 * 1024;
+	char *stack = malloc(size);
+
+	if (!stack || getcontext(&uc_co))
+		abort();
+	uc_co.uc_stack.ss_sp = stack;
+	uc_co.uc_stack.ss_size = size;
+	uc_co.uc_link = NULL;
+	makecontext(&uc_co, coroutine, 0);
+	seen = 0;
+	int r = swapcontext(&uc_main, &uc_co);
+	CHECK("coroutine", r == 0 && seen == 1, "the coroutine's frame changed");
+	free(stack);
+}
+
+/* ---- threads ---------------------------------------------------------------- */
+
+static void *small_waiter(void *arg)
+{
+	char live[1024];
+
+	memcpy(live, pattern, sizeof(live));
+	poll(NULL, 0, 5);
+	*(int *)arg = memcmp(live, pattern, sizeof(live)) == 0;
+	return NULL;
+}
+
+static void unlock_mu(void *arg)
+{
+	(void)arg;
+	seen = 42;
+}
+
+static void *cancel_me(void *arg)
+{
+	int *fds = arg;
+	char c;
+
+	pthread_cleanup_push(unlock_mu, NULL);
+	if (read(fds[0], &c, 1) < 0)
+		abort();
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
+static void check_threads(void)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int ok = 0, fds[2];
+	void *r;
+
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, PTHREAD_STACK_MIN);
+	if (pthread_create(&t, &a, small_waiter, &ok))
+		abort();
+	pthread_join(t, NULL);
+	CHECK("small-stack", ok, "the live frame changed");
+
+	/* a stack the program gives (mapped: a malloc()ed one would be secret
+	 * memory, where glibc's thread-exit futex fails; secretmem-heap(7)) */
+	size_t size = 1 << 20;
+	void *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	ok = 0;
+	if (mem == MAP_FAILED || pthread_attr_setstack(&a, mem, size) || pthread_create(&t, &a, small_waiter, &ok))
+		abort();
+	pthread_join(t, NULL);
+	CHECK("given-stack", ok, "the live frame changed");
+	pthread_attr_destroy(&a);
+	munmap(mem, size);
+
+	seen = 0;
+	if (pipe(fds) || pthread_create(&t, NULL, cancel_me, fds))
+		abort();
+	ms_sleep(20);
+	pthread_cancel(t);
+	pthread_join(t, &r);
+	CHECK("cancel-in-read", r == PTHREAD_CANCELED && seen == 42, "not cancelled");
+	close(fds[0]);
+	close(fds[1]);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	check_select();
+	check_poll();
+	check_fds();
+	check_accept();
+	check_sleeps();
+	check_altstack();
+	check_coroutine();
+	check_threads();
+	printf("%d failures\n", failures);
+	return failures;
+}
