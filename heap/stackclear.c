@@ -17,7 +17,9 @@
  * pthread_cond_timedwait - and when the call is about to wait, zeroes
  * every page of the thread's stack below it that holds memory (mincore),
  * then clears the vector registers (a core file's notes keep them; they
- * are all call-clobbered, so no caller loses a value).
+ * are all call-clobbered, so no caller loses a value).  The same happens
+ * when a thread ends (pthread_create: glibc keeps ended threads' stacks
+ * for new threads).
  *
  * "About to wait": a call that returns at once costs nothing extra - an
  * event loop that has work pays no clearing.  The poll family is asked
@@ -329,6 +331,7 @@ REAL(pthread_cond_clockwait)
 REAL_COND(pthread_cond_wait)
 REAL_COND(pthread_cond_timedwait)
 REAL(sigaltstack)
+REAL(pthread_create)
 
 /* 1 if fd is in non-blocking mode (such a call never waits). */
 static int nonblocking(int fd)
@@ -649,5 +652,53 @@ HP_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 			t_st.alt_hi = (uintptr_t)ss->ss_sp + ss->ss_size;
 		}
 	}
+	return r;
+}
+
+/* ---- a thread's end ---------------------------------------------------------------- */
+
+/*
+ * A thread that ends leaves its frames too, and glibc keeps the stacks of
+ * ended threads for new ones: every thread the program starts runs under
+ * a frame of the module's that clears the stack below it when the
+ * thread's function returns, calls pthread_exit or is cancelled (a
+ * cleanup handler, run at this frame's depth).
+ */
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void at_end(void *unused)
+{
+	(void)unused;
+	about_to_wait();
+}
+
+static void *run_thread(void *p)
+{
+	struct start s = *(struct start *)p;
+	void *r;
+
+	free(p);
+	pthread_cleanup_push(at_end, NULL);
+	r = s.fn(s.arg);
+	pthread_cleanup_pop(1);
+	return r;
+}
+
+HP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	resolve_pthread_create();
+	if (!clearing_on())
+		return real_pthread_create(t, attr, fn, arg);
+	struct start *s = malloc(sizeof(*s));
+	if (!s)
+		return EAGAIN;
+	s->fn = fn;
+	s->arg = arg;
+	int r = real_pthread_create(t, attr, run_thread, s);
+	if (r != 0)
+		free(s);
 	return r;
 }

@@ -79,9 +79,18 @@ static int run(const struct scan_key *key, int heap)
 			rig_cat(log);
 			TL_FAIL("gpg --sign with the %s key through the agent (%s) failed", i ? "RSA" : "Ed25519", m);
 		}
-	snprintf(label, sizeof(label), "gpg-agent %s, after the signatures", m);
+	/* a decryption with the RSA key (the agent's PKDECRYPT) */
+	if (rig_sh("echo 'a message for rsa@test' | gpg --homedir '%s' --batch --no-autostart --trust-model always "
+		   "-r rsa@test --encrypt -o '%s/msg-%s.gpg' >>'%s' 2>&1 && gpg --homedir '%s' --batch --no-autostart "
+		   "--pinentry-mode loopback --passphrase '' --decrypt '%s/msg-%s.gpg' >>'%s' 2>&1",
+		   home, dir, m, log, home, dir, m, log) != 0 || !rig_file_has(log, "a message for rsa@test")) {
+		rig_cat(log);
+		TL_FAIL("gpg --decrypt through the agent (%s) failed", m);
+	}
+	snprintf(label, sizeof(label), "gpg-agent %s, after the signatures and the decryption", m);
 	h = heap_scan_pid(key, agent, label, heap ? NULL : "d,p,q", heap);
 	other += h.other;
+	int stack = h.stack;
 
 	snprintf(core, sizeof(core), "%s/agent-%s.gcore", dir, m);
 	if (rig_gcore(agent, core, corefile, sizeof(corefile)) != 0)
@@ -89,14 +98,16 @@ static int run(const struct scan_key *key, int heap)
 	snprintf(label, sizeof(label), "gpg-agent %s, gcore", m);
 	h = heap_scan_file(key, corefile, agent, label, heap ? NULL : "d,p,q");
 	other += h.other;
+	stack += h.stack + h.regs;
 	remove(corefile);
 	if (heap && rig_file_has(log, "secretmem-heap:")) {
 		rig_cat(log);
 		TL_FAIL("gpg-agent (heap): the module complained");
 	}
 	rig_stop(group);
-	fprintf(stderr, "gpg-agent %s: %d copies outside the stack\n", m, other);
-	return other;
+	fprintf(stderr, "gpg-agent %s: %d copies outside the main stack, %d on it or in registers\n", m, other,
+		stack);
+	return other + stack;
 }
 
 int main(void)
@@ -112,9 +123,9 @@ int main(void)
 	if (rig_sh("mkdir -m 700 '%s'", home) != 0)
 		TL_FAIL("mkdir %s", home);
 	/* The keys, made by an agent that gpg starts and that is then killed. */
-	if (rig_sh("for k in 'ed <ed@test>:ed25519' 'rsa <rsa@test>:rsa2048'; do "
+	if (rig_sh("u=sign; for k in 'ed <ed@test>:ed25519' 'rsa <rsa@test>:rsa2048'; do "
 		   "gpg --homedir '%s' --batch --pinentry-mode loopback --passphrase '' "
-		   "--quick-gen-key \"${k%%:*}\" \"${k##*:}\" sign never || exit 1; done >'%s/gen.log' 2>&1; "
+		   "--quick-gen-key \"${k%%:*}\" \"${k##*:}\" \"$u\" never || exit 1; u=sign,encr; done >'%s/gen.log' 2>&1; "
 		   "rc=$?; gpgconf --homedir '%s' --kill gpg-agent; exit $rc", home, rig_tmpdir(), home) != 0) {
 		snprintf(cmd, sizeof(cmd), "%s/gen.log", rig_tmpdir());
 		rig_cat(cmd);

@@ -5,12 +5,14 @@
  * waiting heap-mode program (heap/stackclear.c).  test/helpers/heap_stackkey
  * copies a random key into a local array four calls deep, in a worker
  * thread that then waits in poll() and in the main thread that then waits
- * in read(); the last copy also passes through xmm15.  Once both threads
- * wait, a root process reads the program's memory (/proc/PID/mem) and a
- * gcore dump of it, and counts the copies by place: the main thread's
- * stack, the worker's stack, elsewhere, and the dump's notes (registers).
- *  - control, no module: both stacks and the registers hold the key;
- *  - SECRETMEM_HEAP_STACKS=0 under the module: both stacks still hold it
+ * in read(), and in a thread that then ends (glibc keeps its stack); the
+ * last copy also passes through xmm15.  Once both waiting threads wait, a
+ * root process reads the program's memory (/proc/PID/mem) and a gcore dump
+ * of it, and counts the copies by place: the main thread's stack, the
+ * worker's, the ended thread's, elsewhere, and the dump's notes
+ * (registers).
+ *  - control, no module: the three stacks and the registers hold the key;
+ *  - SECRETMEM_HEAP_STACKS=0 under the module: the stacks still hold it
  *    (the heap is secret memory, the clearing is what removes the rest);
  *  - heap mode, as root and as uid 65534 without CAP_IPC_LOCK under
  *    `ulimit -l 8192`: no copy anywhere.
@@ -30,7 +32,7 @@
 static char helper[PATH_MAX], keyfile[PATH_MAX];
 
 struct places {
-	int main, worker, other, regs;
+	int main, worker, ended, other, regs;
 };
 
 /* The syscall thread tid of pid is in (/proc/PID/task/TID/syscall), or -1. */
@@ -82,7 +84,7 @@ static struct places run(const struct scan_key *key, const char *mode)
 	char log[PATH_MAX], core[PATH_MAX], corefile[PATH_MAX + 32], label[96];
 	const char *env[6] = { NULL };
 	int heap = strcmp(mode, "plain") != 0, user = strcmp(mode, "heap, uid 65534") == 0;
-	struct places p = { 0, 0, 0, 0 };
+	struct places p = { 0, 0, 0, 0, 0 };
 	pid_t pid;
 
 	if (heap) {
@@ -110,15 +112,15 @@ static struct places run(const struct scan_key *key, const char *mode)
 	}
 	wait_waiting(pid, log);
 
-	uint64_t lo = 0, hi = 0;
+	uint64_t lo = 0, hi = 0, elo = 0, ehi = 0;
 	FILE *f = fopen(log, "re");
 	char line[256];
 	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "worker %" SCNx64 " %" SCNx64, &lo, &hi) == 2)
-			break;
+		if (sscanf(line, "worker %" SCNx64 " %" SCNx64, &lo, &hi) != 2)
+			sscanf(line, "ended %" SCNx64 " %" SCNx64, &elo, &ehi);
 	if (f)
 		fclose(f);
-	TL_CHECK(hi > lo, "%s: no worker stack in the log", mode);
+	TL_CHECK(hi > lo && ehi > elo, "%s: no thread stacks in the log", mode);
 
 	struct scan_result res;
 	snprintf(label, sizeof(label), "heap_stackkey (%s)", mode);
@@ -128,6 +130,8 @@ static struct places run(const struct scan_key *key, const char *mode)
 			p.main++;
 		else if (res.copy[i].start >= lo && res.copy[i].start < hi)
 			p.worker++;
+		else if (res.copy[i].start >= elo && res.copy[i].start < ehi)
+			p.ended++;
 		else
 			p.other++;
 	}
@@ -146,8 +150,8 @@ static struct places run(const struct scan_key *key, const char *mode)
 		TL_FAIL("%s: the module complained", mode);
 	}
 	rig_stop(pid);
-	fprintf(stderr, "%s: main stack %d, worker stack %d, elsewhere %d, registers %d\n", mode, p.main, p.worker,
-		p.other, p.regs);
+	fprintf(stderr, "%s: main stack %d, worker stack %d, ended thread's stack %d, elsewhere %d, registers %d\n",
+		mode, p.main, p.worker, p.ended, p.other, p.regs);
 	return p;
 }
 
@@ -169,20 +173,22 @@ int main(void)
 	TL_CHECK(chmod(rig_tmpdir(), 0755) == 0 && chmod(keyfile, 0644) == 0, "chmod");
 
 	struct places plain = run(&key, "plain");
-	TL_CHECK(plain.main > 0 && plain.worker > 0 && plain.regs > 0,
-		 "control: the key should be in both dead stacks and in the registers");
+	TL_CHECK(plain.main > 0 && plain.worker > 0 && plain.ended > 0 && plain.regs > 0,
+		 "control: the key should be in the three dead stacks and in the registers");
 	struct places off = run(&key, "heap, clearing off");
-	TL_CHECK(off.main > 0 && off.worker > 0, "SECRETMEM_HEAP_STACKS=0: the key should stay on both stacks");
+	TL_CHECK(off.main > 0 && off.worker > 0 && off.ended > 0,
+		 "SECRETMEM_HEAP_STACKS=0: the key should stay on the three stacks");
 	TL_CHECK(off.other == 0, "SECRETMEM_HEAP_STACKS=0: a copy outside the stacks");
 	const char *modes[] = { "heap", "heap, uid 65534" };
 	for (int i = 0; i < 2; i++) {
 		struct places h = run(&key, modes[i]);
-		TL_CHECK(h.main == 0 && h.worker == 0 && h.other == 0 && h.regs == 0,
-			 "%s: %d copies on the main stack, %d on the worker's, %d elsewhere, %d in registers",
-			 modes[i], h.main, h.worker, h.other, h.regs);
+		TL_CHECK(h.main == 0 && h.worker == 0 && h.ended == 0 && h.other == 0 && h.regs == 0,
+			 "%s: %d copies on the main stack, %d on the worker's, %d on the ended thread's, %d elsewhere, "
+			 "%d in registers", modes[i], h.main, h.worker, h.ended, h.other, h.regs);
 	}
 	scan_key_free(&key);
 	printf("a waiting heap-mode program keeps no key in its dead stack frames or vector registers "
-	       "(control: %d + %d stack copies, %d in registers)\n", plain.main, plain.worker, plain.regs);
+	       "(control: %d + %d + %d stack copies, %d in registers)\n", plain.main, plain.worker, plain.ended,
+	       plain.regs);
 	return 0;
 }

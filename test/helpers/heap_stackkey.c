@@ -4,10 +4,12 @@
  * heap_stackkey KEYFILE - a program that leaves a key in dead stack frames,
  * as signing code does: it reads a 32-byte key into a malloc()ed buffer;
  * a worker thread copies it into a local array four calls deep, hashes it,
- * returns and waits in poll(); then the main thread does the same and
- * waits in read().  The last copy also goes through vector register xmm15
- * (each thread's), which nothing after it uses.  Prints "worker LO HI"
- * (the worker's stack) and "ready" before the main thread's copy.
+ * returns and waits in poll(); a second thread does the same and ends
+ * (glibc keeps its stack for the next thread); then the main thread does
+ * the same and waits in read().  The last copy also goes through vector
+ * register xmm15 (each thread's), which nothing after it uses.  Prints
+ * "worker LO HI" and "ended LO HI" (the threads' stacks) and "ready"
+ * before the main thread's copy.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -21,7 +23,7 @@
 static unsigned char *key;
 static volatile unsigned long sink;
 static int started;
-static uintptr_t worker_lo, worker_hi;
+static uintptr_t worker_lo, worker_hi, ended_lo, ended_hi;
 
 __attribute__((noinline)) static unsigned long hash(const unsigned char *p, size_t n)
 {
@@ -51,18 +53,32 @@ __attribute__((noinline)) static void use_key(int depth)
 	__asm__ volatile("" : : "r"(local) : "memory");
 }
 
-static void *worker(void *arg)
+static void my_stack(uintptr_t *lo, uintptr_t *hi)
 {
-	int *fds = arg;
 	pthread_attr_t a;
 	void *addr;
 	size_t size;
-	struct pollfd p = { .fd = fds[0], .events = POLLIN };
 
 	if (pthread_getattr_np(pthread_self(), &a) == 0 && pthread_attr_getstack(&a, &addr, &size) == 0) {
-		worker_lo = (uintptr_t)addr;
-		worker_hi = (uintptr_t)addr + size;
+		*lo = (uintptr_t)addr;
+		*hi = (uintptr_t)addr + size;
 	}
+}
+
+static void *ender(void *arg)
+{
+	(void)arg;
+	my_stack(&ended_lo, &ended_hi);
+	use_key(4);
+	return NULL;
+}
+
+static void *worker(void *arg)
+{
+	int *fds = arg;
+	struct pollfd p = { .fd = fds[0], .events = POLLIN };
+
+	my_stack(&worker_lo, &worker_hi);
 	use_key(4);
 	__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
 	poll(&p, 1, -1);
@@ -72,7 +88,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	static int wfds[2], mfds[2];
-	pthread_t t;
+	pthread_t t, e;
 	char c;
 
 	if (argc != 2)
@@ -85,7 +101,10 @@ int main(int argc, char **argv)
 		return 1;
 	while (!__atomic_load_n(&started, __ATOMIC_ACQUIRE))
 		sched_yield();
-	printf("worker %lx %lx\nready\n", (unsigned long)worker_lo, (unsigned long)worker_hi);
+	if (pthread_create(&e, NULL, ender, NULL) != 0 || pthread_join(e, NULL) != 0)
+		return 1;
+	printf("worker %lx %lx\nended %lx %lx\nready\n", (unsigned long)worker_lo, (unsigned long)worker_hi,
+	       (unsigned long)ended_lo, (unsigned long)ended_hi);
 	fflush(stdout);
 	use_key(4);
 	return read(mfds[0], &c, 1) == 1 ? 0 : 2;
