@@ -321,6 +321,11 @@ $(BUILD)/bench/heap_fork: bench/heap_fork.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -o $@ $<
 
+# ---- heap mode's stack clearing: thread start and end, bench/stack_bench.py ----
+$(BUILD)/bench/thread_churn: bench/thread_churn.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $<
+
 # ---- heap mode's adoption of locked memory against the secret-page floor ----
 $(BUILD)/bench/adopt_bench: bench/adopt_bench.c
 	@mkdir -p $(@D)

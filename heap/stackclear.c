@@ -178,7 +178,9 @@ static inline int page_dirty(uintptr_t p)
 	return acc != 0;
 }
 
-#define VEC 512 /* pages per mincore call (2 MiB of stack) */
+/* Pages per mincore call: one call for a stack of up to 16 MiB; the answer
+ * (a byte a page) is on the stack, at most 1/4096 of the stack's size. */
+#define VEC 4096
 
 /*
  * Zero every page of the stack wholly below the page this function's
@@ -189,7 +191,6 @@ static inline int page_dirty(uintptr_t p)
 __attribute__((noinline)) static uintptr_t clear_pages(void)
 {
 	uintptr_t sp;
-	unsigned char vec[VEC];
 	unsigned long bytes = 0;
 
 	SP_NOW(sp);
@@ -205,8 +206,11 @@ __attribute__((noinline)) static uintptr_t clear_pages(void)
 	uintptr_t cut = sp & ~(uintptr_t)(PAGE - 1);
 	if (t_st.vstart > t_st.lo && mapped(t_st.vstart - PAGE)) /* the main stack grew */
 		t_st.vstart = lowest_mapped(t_st.lo, t_st.vstart - PAGE);
-	for (uintptr_t base = t_st.vstart; base < cut; base += (uintptr_t)VEC * PAGE) {
-		size_t n = (cut - base) / PAGE < VEC ? (cut - base) / PAGE : VEC;
+	size_t pages = (cut - t_st.vstart) / PAGE;
+	unsigned char vec[pages < VEC ? pages + 1 : VEC];
+	for (uintptr_t top = cut; top > t_st.vstart;) { /* from the top down */
+		size_t n = (top - t_st.vstart) / PAGE < VEC ? (top - t_st.vstart) / PAGE : VEC;
+		uintptr_t base = top - n * PAGE;
 		if (syscall(SYS_mincore, (void *)base, n * PAGE, vec) != 0)
 			return 0;
 		for (size_t i = 0; i < n; i++) {
@@ -216,6 +220,7 @@ __attribute__((noinline)) static uintptr_t clear_pages(void)
 				bytes += PAGE;
 			}
 		}
+		top = base;
 	}
 	t_st.clears++;
 	__atomic_fetch_add(&total_clears, 1, __ATOMIC_RELAXED);
@@ -246,14 +251,14 @@ __attribute__((noinline)) static void clear_vectors(void)
 	}
 	if (vec_kind == 2)
 		__asm__ volatile("vzeroall\n\t"
-				 "vpxord %%zmm16, %%zmm16, %%zmm16\n\tvpxord %%zmm17, %%zmm17, %%zmm17\n\t"
-				 "vpxord %%zmm18, %%zmm18, %%zmm18\n\tvpxord %%zmm19, %%zmm19, %%zmm19\n\t"
-				 "vpxord %%zmm20, %%zmm20, %%zmm20\n\tvpxord %%zmm21, %%zmm21, %%zmm21\n\t"
-				 "vpxord %%zmm22, %%zmm22, %%zmm22\n\tvpxord %%zmm23, %%zmm23, %%zmm23\n\t"
-				 "vpxord %%zmm24, %%zmm24, %%zmm24\n\tvpxord %%zmm25, %%zmm25, %%zmm25\n\t"
-				 "vpxord %%zmm26, %%zmm26, %%zmm26\n\tvpxord %%zmm27, %%zmm27, %%zmm27\n\t"
-				 "vpxord %%zmm28, %%zmm28, %%zmm28\n\tvpxord %%zmm29, %%zmm29, %%zmm29\n\t"
-				 "vpxord %%zmm30, %%zmm30, %%zmm30\n\tvpxord %%zmm31, %%zmm31, %%zmm31" ::: "memory");
+				 "vpxord %%xmm16, %%xmm16, %%xmm16\n\tvpxord %%xmm17, %%xmm17, %%xmm17\n\t"
+				 "vpxord %%xmm18, %%xmm18, %%xmm18\n\tvpxord %%xmm19, %%xmm19, %%xmm19\n\t"
+				 "vpxord %%xmm20, %%xmm20, %%xmm20\n\tvpxord %%xmm21, %%xmm21, %%xmm21\n\t"
+				 "vpxord %%xmm22, %%xmm22, %%xmm22\n\tvpxord %%xmm23, %%xmm23, %%xmm23\n\t"
+				 "vpxord %%xmm24, %%xmm24, %%xmm24\n\tvpxord %%xmm25, %%xmm25, %%xmm25\n\t"
+				 "vpxord %%xmm26, %%xmm26, %%xmm26\n\tvpxord %%xmm27, %%xmm27, %%xmm27\n\t"
+				 "vpxord %%xmm28, %%xmm28, %%xmm28\n\tvpxord %%xmm29, %%xmm29, %%xmm29\n\t"
+				 "vpxord %%xmm30, %%xmm30, %%xmm30\n\tvpxord %%xmm31, %%xmm31, %%xmm31" ::: "memory");
 	else if (vec_kind == 1)
 		__asm__ volatile("vzeroall" ::: "memory");
 	else
@@ -667,7 +672,13 @@ HP_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	int taken;
 };
+
+/* Start records: held from pthread_create until the thread runs; a
+ * thread's first allocator call is not the module's to make. */
+#define STARTS 64
+static struct start starts[STARTS];
 
 static void at_end(void *unused)
 {
@@ -675,16 +686,43 @@ static void at_end(void *unused)
 	about_to_wait();
 }
 
-static void *run_thread(void *p)
+static void start_drop(struct start *s)
 {
-	struct start s = *(struct start *)p;
+	if (s >= starts && s < starts + STARTS)
+		__atomic_store_n(&s->taken, 0, __ATOMIC_RELEASE);
+	else
+		free(s);
+}
+
+static struct start *start_record(void)
+{
+	static unsigned next;
+
+	for (unsigned i = 0; i < STARTS; i++) {
+		struct start *s = &starts[(__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED)) % STARTS];
+		if (!__atomic_exchange_n(&s->taken, 1, __ATOMIC_ACQUIRE))
+			return s;
+	}
+	return malloc(sizeof(struct start)); /* more threads starting than records */
+}
+
+static void *run_body(void *(*fn)(void *), void *arg)
+{
 	void *r;
 
-	free(p);
 	pthread_cleanup_push(at_end, NULL);
-	r = s.fn(s.arg);
+	r = fn(arg);
 	pthread_cleanup_pop(1);
 	return r;
+}
+
+static void *run_thread(void *p)
+{
+	struct start *s = p;
+	void *(*fn)(void *) = s->fn, *arg = s->arg;
+
+	start_drop(s);
+	return run_body(fn, arg);
 }
 
 HP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
@@ -692,13 +730,13 @@ HP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 	resolve_pthread_create();
 	if (!clearing_on())
 		return real_pthread_create(t, attr, fn, arg);
-	struct start *s = malloc(sizeof(*s));
+	struct start *s = start_record();
 	if (!s)
 		return EAGAIN;
 	s->fn = fn;
 	s->arg = arg;
 	int r = real_pthread_create(t, attr, run_thread, s);
 	if (r != 0)
-		free(s);
+		start_drop(s);
 	return r;
 }
