@@ -11,8 +11,9 @@
  *               program locks becomes secret memory (adopt.c)
  *   pyarena.c   Python's small-object allocator gets its arenas from the
  *               module
- *   stackclear.c the calls that wait: a thread's dead stack frames and its
- *               vector registers are zeroed before it sleeps
+ *   stackclear.c a thread's dead stack frames and its vector registers are
+ *               zeroed (before it waits, when it ends)
+ *   waits.c     the calls that wait: when the stack is cleared
  */
 #ifndef SECRETMEM_HP_H
 #define SECRETMEM_HP_H
@@ -44,9 +45,27 @@ void hp_python_mode(int mode);
 
 /* ---- stackclear.c --------------------------------------------------------- */
 
-/* How often a thread's stack was cleared before a wait, and the bytes of
- * dead frames that were not zero already, since the process started. */
+/* 1 when stacks are cleared (the module serves, SECRETMEM_HEAP_STACKS is
+ * not 0). */
+int hp_stack_on(void);
+/* The calling thread is about to wait: zero its stack below the caller
+ * (the pages that hold memory) and its vector registers; errno is kept. */
+void hp_stack_clear(void);
+/* How often a stack was cleared, and the bytes of dead frames that were
+ * not zero already, since the process started. */
 void hp_stack_figures(unsigned long *clears, unsigned long *bytes);
+
+/* The definition of name that this module's stands in front of (glibc's),
+ * found at the first call: real_name, set by resolve_name(). */
+#define HP_REAL(name)                                                              \
+	static __typeof__(name) *real_##name;                                      \
+	static void resolve_##name(void)                                           \
+	{                                                                          \
+		if (__builtin_expect(!__atomic_load_n(&real_##name, __ATOMIC_RELAXED), 0)) \
+			__atomic_store_n(&real_##name,                             \
+					 (__typeof__(name) *)dlsym(RTLD_NEXT, #name), \
+					 __ATOMIC_RELAXED);                        \
+	}
 
 /* ---- pyarena.c ------------------------------------------------------------ */
 

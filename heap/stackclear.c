@@ -2,60 +2,44 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * stackclear.c - no key left in a dead stack frame (secretmem-heap(7),
- * STACKS): before a thread sleeps in a call that waits for something
- * outside it, the stack below the call is zeroed and the vector registers
- * are cleared.
+ * STACKS): how a thread's stack is cleared; waits.c decides when.
  *
  * The frames a function leaves when it returns are not erased: a key that
  * a signing routine copied into a local array stays on the stack, below
  * the stack pointer, until a deeper call happens to write over it, and a
  * program that then waits for its next request (an agent, a server) keeps
- * it there for as long as it waits.  So the module interposes the calls
- * that wait - poll, ppoll, select, pselect, epoll_wait, epoll_pwait,
- * accept, accept4, read, recv, recvfrom, recvmsg, nanosleep,
- * clock_nanosleep, sleep, usleep, pthread_cond_wait and
- * pthread_cond_timedwait - and when the call is about to wait, zeroes
- * every page of the thread's stack below it that holds memory (mincore),
- * then clears the vector registers (a core file's notes keep them; they
- * are all call-clobbered, so no caller loses a value).  The same happens
- * when a thread ends (pthread_create: glibc keeps ended threads' stacks
- * for new threads).
+ * it there for as long as it waits.  hp_stack_clear() zeroes every page of
+ * the calling thread's own stack below the caller that holds memory and
+ * is not zero already (mincore: pages without memory are skipped, nothing
+ * is faulted in), then the rest up to the caller's frame, then the vector
+ * registers (a core file's notes keep them; they are all call-clobbered,
+ * so no caller loses a value).
  *
- * "About to wait": a call that returns at once costs nothing extra - an
- * event loop that has work pays no clearing.  The poll family is asked
- * first with a zero timeout; read and accept ask poll(2) whether the
- * descriptor is ready; recv tries MSG_DONTWAIT first; a descriptor in
- * non-blocking mode never waits; the sleeps of under a millisecond do
- * not clear; a condition wait always may.  The real function is then
- * called as the program asked (glibc's, found with dlsym: cancellation
- * points stay cancellation points).
+ * The thread's own stack: pthread_getattr_np's bounds (the main thread's,
+ * every thread's, a stack the program gave with pthread_attr_setstack),
+ * learnt at its first clearing.  Not cleared: a stack the thread is not on
+ * (a signal handler on its sigaltstack, which is remembered here, even
+ * when it is an array on the thread's stack; a coroutine on a stack of its
+ * own - those from malloc are in secret memory already), and a thread
+ * whose bounds glibc cannot give.
  *
- * What is cleared: the pages of the thread's own stack (pthread_getattr_np:
- * the main thread's and every thread's, a stack the program gave with
- * pthread_attr_setstack included) below the current frame; pages the
- * kernel reports without memory are skipped, so nothing is faulted in.
- * Not cleared: a stack the thread is not on (a signal handler on its
- * sigaltstack, a coroutine on a stack of its own - those from malloc are
- * in secret memory already), and a thread whose stack bounds glibc cannot
- * give.  SECRETMEM_HEAP_STACKS=0 turns the clearing off; it is also off
- * while the module does not serve the process's malloc.
+ * A thread that ends leaves its frames too, and glibc keeps the stacks of
+ * ended threads for new ones: pthread_create runs every thread under a
+ * frame of the module's that clears the stack below it when the thread's
+ * function returns, calls pthread_exit or is cancelled.
+ *
+ * SECRETMEM_HEAP_STACKS=0 turns all of it off; it is also off while the
+ * module does not serve the process's malloc.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/mman.h>
-#include <sys/select.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include "slab.h"
 #include "hp.h"
@@ -74,7 +58,7 @@
 enum { ON_UNKNOWN = 0, ON_YES = 1, ON_NO = 2 };
 static int on_state; /* ON_*, decided at the first wait after the module serves */
 
-static int clearing_on(void)
+int hp_stack_on(void)
 {
 	int s = __atomic_load_n(&on_state, __ATOMIC_RELAXED);
 
@@ -271,9 +255,7 @@ __attribute__((noinline)) static void clear_vectors(void)
 #endif
 }
 
-/* The thread is about to wait: clear its dead frames and its vector
- * registers (errno kept). */
-static inline void about_to_wait(void)
+void hp_stack_clear(void)
 {
 	int e = errno;
 
@@ -290,355 +272,8 @@ void hp_stack_figures(unsigned long *clears, unsigned long *bytes)
 
 /* ---- the real functions --------------------------------------------------------- */
 
-/* The function this module's name stands in front of (glibc's), found at
- * the first call: dlsym in the lookup order after this module. */
-#define REAL(name)                                                                     \
-	static __typeof__(name) *real_##name;                                          \
-	static void resolve_##name(void)                                               \
-	{                                                                              \
-		if (SM_UNLIKELY(!__atomic_load_n(&real_##name, __ATOMIC_RELAXED)))     \
-			__atomic_store_n(&real_##name,                                 \
-					 (__typeof__(name) *)dlsym(RTLD_NEXT, #name),  \
-					 __ATOMIC_RELAXED);                            \
-	}
-
-REAL(poll)
-REAL(ppoll)
-REAL(epoll_wait)
-REAL(epoll_pwait)
-REAL(select)
-REAL(pselect)
-REAL(accept)
-REAL(accept4)
-REAL(read)
-REAL(recv)
-REAL(recvfrom)
-REAL(recvmsg)
-REAL(nanosleep)
-REAL(clock_nanosleep)
-REAL(sleep)
-REAL(usleep)
-REAL(pthread_cond_clockwait)
-
-/* The condition waits have two versions in glibc; dlsym gives the oldest
- * (LinuxThreads' layout), so the current one is asked for by name. */
-#define REAL_COND(name)                                                              \
-	static __typeof__(name) *real_##name;                                        \
-	static void resolve_##name(void)                                             \
-	{                                                                            \
-		if (SM_UNLIKELY(!__atomic_load_n(&real_##name, __ATOMIC_RELAXED))) { \
-			void *f = dlvsym(RTLD_NEXT, #name, "GLIBC_2.3.2");           \
-			__atomic_store_n(&real_##name,                               \
-					 (__typeof__(name) *)(f ? f : dlsym(RTLD_NEXT, #name)), \
-					 __ATOMIC_RELAXED);                          \
-		}                                                                    \
-	}
-REAL_COND(pthread_cond_wait)
-REAL_COND(pthread_cond_timedwait)
-REAL(sigaltstack)
-REAL(pthread_create)
-
-/* 1 if fd is in non-blocking mode (such a call never waits). */
-static int nonblocking(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl >= 0 && (fl & O_NONBLOCK);
-}
-
-/* Before a call on fd that waits until it is readable: clear unless it is
- * ready (or cannot wait). */
-static void before_fd_wait(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int e = errno;
-
-	int r = (int)syscall(SYS_poll, &p, 1, 0);
-	errno = e;
-	if (r == 0 && !nonblocking(fd))
-		about_to_wait();
-}
-
-/* ---- the poll family -------------------------------------------------------------- */
-
-HP_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
-{
-	resolve_poll();
-	if (timeout != 0 && clearing_on()) {
-		int r = real_poll(fds, nfds, 0);
-		if (r != 0)
-			return r;
-		about_to_wait();
-	}
-	return real_poll(fds, nfds, timeout);
-}
-
-static int zero_time(const struct timespec *t)
-{
-	return t && t->tv_sec == 0 && t->tv_nsec == 0;
-}
-
-HP_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo, const sigset_t *mask)
-{
-	resolve_ppoll();
-	if (!zero_time(tmo) && clearing_on()) {
-		static const struct timespec zero;
-		int r = real_ppoll(fds, nfds, &zero, mask);
-		if (r != 0)
-			return r;
-		about_to_wait();
-	}
-	return real_ppoll(fds, nfds, tmo, mask);
-}
-
-HP_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
-{
-	resolve_epoll_wait();
-	if (timeout != 0 && clearing_on()) {
-		int r = real_epoll_wait(epfd, ev, max, 0);
-		if (r != 0)
-			return r;
-		about_to_wait();
-	}
-	return real_epoll_wait(epfd, ev, max, timeout);
-}
-
-HP_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
-{
-	resolve_epoll_pwait();
-	if (timeout != 0 && clearing_on()) {
-		int r = real_epoll_pwait(epfd, ev, max, 0, mask);
-		if (r != 0)
-			return r;
-		about_to_wait();
-	}
-	return real_epoll_pwait(epfd, ev, max, timeout, mask);
-}
-
-/*
- * select and pselect change their sets: the zero-timeout question is asked
- * on copies (sets of up to 1024 descriptors; a larger nfds clears without
- * asking).  Returns the question's answer (0: nothing ready), and then the
- * copies are the answer's sets.
- */
-struct sets {
-	fd_set r, w, x;
-};
-
-static void sets_copy(struct sets *s, int nfds, fd_set *r, fd_set *w, fd_set *x)
-{
-	size_t n = ((size_t)nfds + 63) / 64 * 8;
-
-	memset(s, 0, sizeof(*s));
-	if (r)
-		memcpy(&s->r, r, n);
-	if (w)
-		memcpy(&s->w, w, n);
-	if (x)
-		memcpy(&s->x, x, n);
-}
-
-static void sets_back(const struct sets *s, int nfds, fd_set *r, fd_set *w, fd_set *x)
-{
-	size_t n = ((size_t)nfds + 63) / 64 * 8;
-
-	if (r)
-		memcpy(r, &s->r, n);
-	if (w)
-		memcpy(w, &s->w, n);
-	if (x)
-		memcpy(x, &s->x, n);
-}
-
-/* 1 when a select-type call may wait: clear then; else *ready holds the
- * answer to return (the sets were updated). */
-__attribute__((noinline)) static int select_may_wait(int nfds, fd_set *r, fd_set *w, fd_set *x,
-						     const sigset_t *mask, int *ready)
-{
-	static const struct timespec zero;
-	struct sets s;
-
-	if (nfds < 0 || nfds > FD_SETSIZE)
-		return 1;
-	sets_copy(&s, nfds, r, w, x);
-	resolve_pselect();
-	int n = real_pselect(nfds, r ? &s.r : NULL, w ? &s.w : NULL, x ? &s.x : NULL, &zero, mask);
-	if (n == 0)
-		return 1;
-	if (n > 0)
-		sets_back(&s, nfds, r, w, x);
-	*ready = n;
-	return 0;
-}
-
-HP_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *x, struct timeval *tmo)
-{
-	resolve_select();
-	if (!(tmo && tmo->tv_sec == 0 && tmo->tv_usec == 0) && clearing_on()) {
-		int ready;
-		if (!select_may_wait(nfds, r, w, x, NULL, &ready))
-			return ready;
-		about_to_wait();
-	}
-	return real_select(nfds, r, w, x, tmo);
-}
-
-HP_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct timespec *tmo, const sigset_t *mask)
-{
-	resolve_pselect();
-	if (!zero_time(tmo) && clearing_on()) {
-		int ready;
-		if (!select_may_wait(nfds, r, w, x, mask, &ready))
-			return ready;
-		about_to_wait();
-	}
-	return real_pselect(nfds, r, w, x, tmo, mask);
-}
-
-/* ---- descriptors ------------------------------------------------------------------ */
-
-HP_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
-{
-	resolve_accept();
-	if (clearing_on())
-		before_fd_wait(fd);
-	return real_accept(fd, addr, len);
-}
-
-HP_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
-{
-	resolve_accept4();
-	if (clearing_on())
-		before_fd_wait(fd);
-	return real_accept4(fd, addr, len, flags);
-}
-
-HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
-{
-	resolve_read();
-	if (n && clearing_on())
-		before_fd_wait(fd);
-	return real_read(fd, buf, n);
-}
-
-/*
- * The recv family: the call itself is tried with MSG_DONTWAIT first (what
- * it returns then is its answer), unless the program asked for
- * MSG_DONTWAIT or MSG_WAITALL (which waits for the whole length: cleared
- * before, without trying).  1 when the call may wait: cleared then.
- */
-static int recv_may_wait(int fd, int flags, ssize_t tried)
-{
-	if (flags & MSG_WAITALL) {
-		about_to_wait();
-		return 1;
-	}
-	if (tried >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK) || nonblocking(fd))
-		return 0;
-	about_to_wait();
-	return 1;
-}
-
-static int recv_asks(int flags)
-{
-	return !(flags & MSG_DONTWAIT) && clearing_on();
-}
-
-HP_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
-{
-	resolve_recv();
-	if (recv_asks(flags)) {
-		ssize_t r = flags & MSG_WAITALL ? -1 : real_recv(fd, buf, n, flags | MSG_DONTWAIT);
-		if (!recv_may_wait(fd, flags, r))
-			return r;
-	}
-	return real_recv(fd, buf, n, flags);
-}
-
-HP_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr, socklen_t *len)
-{
-	resolve_recvfrom();
-	if (recv_asks(flags)) {
-		ssize_t r = flags & MSG_WAITALL ? -1 : real_recvfrom(fd, buf, n, flags | MSG_DONTWAIT, addr, len);
-		if (!recv_may_wait(fd, flags, r))
-			return r;
-	}
-	return real_recvfrom(fd, buf, n, flags, addr, len);
-}
-
-HP_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
-{
-	resolve_recvmsg();
-	if (recv_asks(flags)) {
-		ssize_t r = flags & MSG_WAITALL ? -1 : real_recvmsg(fd, msg, flags | MSG_DONTWAIT);
-		if (!recv_may_wait(fd, flags, r))
-			return r;
-	}
-	return real_recvmsg(fd, msg, flags);
-}
-
-/* ---- sleeps and condition waits ---------------------------------------------------- */
-
-static int long_sleep(const struct timespec *t)
-{
-	return t && (t->tv_sec > 0 || t->tv_nsec >= 1000000);
-}
-
-HP_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
-{
-	resolve_nanosleep();
-	if (long_sleep(req) && clearing_on())
-		about_to_wait();
-	return real_nanosleep(req, rem);
-}
-
-HP_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
-{
-	resolve_clock_nanosleep();
-	if ((flags & TIMER_ABSTIME || long_sleep(req)) && clearing_on())
-		about_to_wait();
-	return real_clock_nanosleep(clock, flags, req, rem);
-}
-
-HP_EXPORT unsigned int sleep(unsigned int s)
-{
-	resolve_sleep();
-	if (s && clearing_on())
-		about_to_wait();
-	return real_sleep(s);
-}
-
-HP_EXPORT int usleep(useconds_t us)
-{
-	resolve_usleep();
-	if (us >= 1000 && clearing_on())
-		about_to_wait();
-	return real_usleep(us);
-}
-
-HP_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
-{
-	resolve_pthread_cond_wait();
-	if (clearing_on())
-		about_to_wait();
-	return real_pthread_cond_wait(c, m);
-}
-
-HP_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
-{
-	resolve_pthread_cond_timedwait();
-	if (clearing_on())
-		about_to_wait();
-	return real_pthread_cond_timedwait(c, m, t);
-}
-
-HP_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *t)
-{
-	resolve_pthread_cond_clockwait();
-	if (clearing_on())
-		about_to_wait();
-	return real_pthread_cond_clockwait(c, m, clock, t);
-}
+HP_REAL(sigaltstack)
+HP_REAL(pthread_create)
 
 /* ---- the signal stack ---------------------------------------------------------------- */
 
@@ -683,7 +318,7 @@ static struct start starts[STARTS];
 static void at_end(void *unused)
 {
 	(void)unused;
-	about_to_wait();
+	hp_stack_clear();
 }
 
 static void start_drop(struct start *s)
@@ -728,7 +363,7 @@ static void *run_thread(void *p)
 HP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	resolve_pthread_create();
-	if (!clearing_on())
+	if (!hp_stack_on())
 		return real_pthread_create(t, attr, fn, arg);
 	struct start *s = start_record();
 	if (!s)

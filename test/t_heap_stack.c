@@ -6,8 +6,9 @@
  * copies a random key into a local array four calls deep, in a worker
  * thread that then waits in poll() and in the main thread that then waits
  * in read(), and in a thread that then ends (glibc keeps its stack); the
- * last copy also passes through xmm15.  Once both waiting threads wait, a
- * root process reads the program's memory (/proc/PID/mem) and a gcore dump
+ * last copy also passes through xmm15.  The worker waited 2 ms just before
+ * its copy, so the module clears it 10 ms into its poll() (waits.c's GAP).
+ * Once both waiting threads wait, and 50 ms later, a root process reads the program's memory (/proc/PID/mem) and a gcore dump
  * of it, and counts the copies by place: the main thread's stack, the
  * worker's, the ended thread's, elsewhere, and the dump's notes
  * (registers).
@@ -111,6 +112,8 @@ static struct places run(const struct scan_key *key, const char *mode)
 		pid = rig_spawn_ready(argv, env, log);
 	}
 	wait_waiting(pid, log);
+	struct timespec gap = { 0, 50000000 };
+	nanosleep(&gap, NULL);
 
 	uint64_t lo = 0, hi = 0, elo = 0, ehi = 0;
 	FILE *f = fopen(log, "re");

@@ -3,8 +3,9 @@
 /*
  * heap_stackkey KEYFILE - a program that leaves a key in dead stack frames,
  * as signing code does: it reads a 32-byte key into a malloc()ed buffer;
- * a worker thread copies it into a local array four calls deep, hashes it,
- * returns and waits in poll(); a second thread does the same and ends
+ * a worker thread waits 2 ms (under the module: a clearing), copies it
+ * into a local array four calls deep, hashes it, returns and waits in
+ * poll() (under the module: less than 10 ms after its last clearing); a second thread does the same and ends
  * (glibc keeps its stack for the next thread); then the main thread does
  * the same and waits in read().  The last copy also goes through vector
  * register xmm15 (each thread's), which nothing after it uses.  Prints
@@ -79,6 +80,7 @@ static void *worker(void *arg)
 	struct pollfd p = { .fd = fds[0], .events = POLLIN };
 
 	my_stack(&worker_lo, &worker_hi);
+	poll(NULL, 0, 2);
 	use_key(4);
 	__atomic_store_n(&started, 1, __ATOMIC_RELEASE);
 	poll(&p, 1, -1);

@@ -3,7 +3,9 @@
 /*
  * heap_waits - the calls that wait keep their meaning under the heap
  * module's clearing of dead stack frames (heap/stackclear.c), and the
- * clearing never touches a live frame.  Each check prints "ok NAME" or
+ * clearing never touches a live frame; the waits that the module splits
+ * in two (one it starts less than 10 ms after its last clearing) end as
+ * the program asked.  Each check prints "ok NAME" or
  * "FAIL NAME: why"; the exit status is the number of failures.  Run both
  * without the module (the checks themselves are right) and under it.
  */
@@ -20,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
 #include <ucontext.h>
@@ -303,6 +306,118 @@ static void check_sleeps(void)
 	CHECK("cond-timedwait", r == ETIMEDOUT, "returned %d", r);
 }
 
+/* ---- waits split in two (the module cleared less than 10 ms before) ------- */
+
+static long since_us(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1000000 + (t1.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+/* A 2 ms wait: under the module, a clearing just now. */
+static void recent(void)
+{
+	poll(NULL, 0, 2);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+static void check_split(void)
+{
+	int a[2];
+	struct timespec t0;
+
+	if (pipe(a))
+		abort();
+	struct pollfd p = { .fd = a[0], .events = POLLIN };
+	recent();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int n = poll(&p, 1, 30);
+	long us = since_us(&t0);
+	CHECK("split-poll-timeout", n == 0 && us >= 30000, "returned %d after %ld us", n, us);
+	struct later l = { a[1], 20, "q", 1 };
+	pthread_t t = start_writer(&l);
+	recent();
+	n = poll(&p, 1, 5000);
+	CHECK("split-poll-ready", n == 1 && (p.revents & POLLIN), "returned %d", n);
+	pthread_join(t, NULL);
+	char c;
+	if (read(a[0], &c, 1) != 1)
+		abort();
+
+	fd_set r;
+	struct timeval tv = { 0, 30000 };
+	FD_ZERO(&r);
+	FD_SET(a[0], &r);
+	recent();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	n = select(a[0] + 1, &r, NULL, NULL, &tv);
+	us = since_us(&t0);
+	CHECK("split-select-timeout", n == 0 && !FD_ISSET(a[0], &r) && us >= 30000 && tv.tv_sec == 0 && tv.tv_usec == 0,
+	      "returned %d after %ld us, %ld us left", n, us, (long)tv.tv_usec);
+	t = start_writer(&l);
+	FD_ZERO(&r);
+	FD_SET(a[0], &r);
+	tv.tv_sec = 5;
+	tv.tv_usec = 0;
+	recent();
+	n = select(a[0] + 1, &r, NULL, NULL, &tv);
+	CHECK("split-select-ready", n == 1 && FD_ISSET(a[0], &r) && tv.tv_sec >= 4 && tv.tv_sec < 5,
+	      "returned %d, %ld s left", n, (long)tv.tv_sec);
+	pthread_join(t, NULL);
+	if (read(a[0], &c, 1) != 1)
+		abort();
+
+	struct timespec d = { 0, 25000000 }, rem = { 0, 0 };
+	recent();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = nanosleep(&d, NULL);
+	us = since_us(&t0);
+	CHECK("split-nanosleep", rc == 0 && us >= 25000, "returned %d after %ld us", rc, us);
+
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	struct itimerval it = { { 0, 0 }, { 0, 15000 } };
+	sigaction(SIGALRM, &sa, NULL);
+	d.tv_nsec = 100000000;
+	recent();
+	setitimer(ITIMER_REAL, &it, NULL);
+	rc = nanosleep(&d, &rem);
+	CHECK("split-nanosleep-eintr", rc == -1 && errno == EINTR && rem.tv_sec == 0 && rem.tv_nsec > 0 &&
+	      rem.tv_nsec < 90000000, "returned %d, %ld ns left", rc, rem.tv_nsec);
+
+	flag = 0;
+	if (pthread_create(&t, NULL, signal_later, NULL))
+		abort();
+	pthread_mutex_lock(&mu);
+	recent();
+	while (!flag)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	pthread_join(t, NULL);
+	CHECK("split-cond-wait", flag == 1, "no signal");
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_nsec += 4000000;
+	if (dl.tv_nsec >= 1000000000) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&mu);
+	recent();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = pthread_cond_clockwait(&cv, &mu, CLOCK_REALTIME, &dl);
+	us = since_us(&t0);
+	pthread_mutex_unlock(&mu);
+	CHECK("split-clockwait", rc == ETIMEDOUT && us >= 1000, "returned %d after %ld us", rc, us);
+	close(a[0]);
+	close(a[1]);
+}
+
 /* ---- live frames are never cleared ---------------------------------------- */
 
 static volatile int seen;
@@ -455,6 +570,7 @@ int main(void)
 	check_fds();
 	check_accept();
 	check_sleeps();
+	check_split();
 	check_altstack();
 	check_coroutine();
 	check_threads();

@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * waits.c - the calls that wait, in heap mode: a thread's dead stack
+ * frames are cleared (stackclear.c) before it waits for something outside
+ * it (secretmem-heap(7), STACKS).
+ *
+ * Interposed: poll, ppoll, select, pselect, epoll_wait, epoll_pwait,
+ * read, recv, recvfrom, recvmsg, accept, accept4, nanosleep,
+ * clock_nanosleep, sleep, usleep, pthread_cond_wait, pthread_cond_clockwait
+ * and pthread_cond_timedwait.  Each calls glibc's own function in the end
+ * (cancellation points stay cancellation points, errno and results are
+ * glibc's), as the program asked.
+ *
+ * When a thread clears: only when the call is about to wait.
+ *  - A call that returns at once costs nothing more: read is tried with
+ *    preadv2(RWF_NOWAIT), recv with MSG_DONTWAIT (what they return then is
+ *    the answer); the poll family is asked with a zero timeout first;
+ *    accept asks poll(2); a descriptor in non-blocking mode never waits
+ *    (F_GETFL, asked only when nothing was ready); a sleep of under a
+ *    millisecond does not clear.
+ *  - read, recv and accept clear every time they would wait.  The calls
+ *    with a timeout (the poll family, the sleeps, the condition waits)
+ *    clear at most once per GAP (10 ms) unless they then wait longer: a
+ *    thread cleared less than GAP ago first waits for what is left of GAP
+ *    (within the program's own timeout); if nothing came, it clears and
+ *    waits for the rest.  So an event loop that wakes often clears about
+ *    once per GAP, and a thread that goes idle is cleared GAP after its
+ *    last clearing at the latest.  pthread_cond_timedwait is not split
+ *    (its clock is the condition variable's, which glibc does not tell):
+ *    it clears when the last clearing is GAP old, else waits as it is.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+#include "slab.h"
+#include "hp.h"
+
+#define HP_EXPORT __attribute__((visibility("default")))
+#define GAP_NS 10000000ll /* 10 ms */
+#define MS_NS 1000000ll
+#define S_NS 1000000000ll
+
+HP_REAL(poll)
+HP_REAL(ppoll)
+HP_REAL(epoll_wait)
+HP_REAL(epoll_pwait)
+HP_REAL(select)
+HP_REAL(pselect)
+HP_REAL(accept)
+HP_REAL(accept4)
+HP_REAL(read)
+HP_REAL(recv)
+HP_REAL(recvfrom)
+HP_REAL(recvmsg)
+HP_REAL(nanosleep)
+HP_REAL(clock_nanosleep)
+HP_REAL(sleep)
+HP_REAL(usleep)
+HP_REAL(pthread_cond_clockwait)
+
+/* The condition waits have two versions in glibc; dlsym gives the oldest
+ * (LinuxThreads' layout), so the current one is asked for by name. */
+#define REAL_COND(name)                                                              \
+	static __typeof__(name) *real_##name;                                        \
+	static void resolve_##name(void)                                             \
+	{                                                                            \
+		if (SM_UNLIKELY(!__atomic_load_n(&real_##name, __ATOMIC_RELAXED))) { \
+			void *f = dlvsym(RTLD_NEXT, #name, "GLIBC_2.3.2");           \
+			__atomic_store_n(&real_##name,                               \
+					 (__typeof__(name) *)(f ? f : dlsym(RTLD_NEXT, #name)), \
+					 __ATOMIC_RELAXED);                          \
+		}                                                                    \
+	}
+REAL_COND(pthread_cond_wait)
+REAL_COND(pthread_cond_timedwait)
+
+/* ---- time ---------------------------------------------------------------------- */
+
+static __thread int64_t t_cleared __attribute__((tls_model("initial-exec"))); /* CLOCK_MONOTONIC ns */
+
+static int64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * S_NS + t.tv_nsec;
+}
+
+static int64_t ts_ns(const struct timespec *t)
+{
+	if (t->tv_sec >= INT64_MAX / S_NS - 1)
+		return INT64_MAX / 2;
+	return (int64_t)t->tv_sec * S_NS + t->tv_nsec;
+}
+
+static struct timespec ns_ts(int64_t ns)
+{
+	if (ns < 0)
+		ns = 0;
+	return (struct timespec){ .tv_sec = (time_t)(ns / S_NS), .tv_nsec = (long)(ns % S_NS) };
+}
+
+static int valid_ts(const struct timespec *t)
+{
+	return t && t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < S_NS;
+}
+
+static void clear_now(void)
+{
+	hp_stack_clear();
+	t_cleared = mono_ns();
+}
+
+/* What is left of GAP since the thread's last clearing (0: cleared long
+ * enough ago, or never). */
+static int64_t gap_left(int64_t now)
+{
+	int64_t since = now - t_cleared;
+
+	return t_cleared && since >= 0 && since < GAP_NS ? GAP_NS - since : 0;
+}
+
+/* ---- a wait with a timeout --------------------------------------------------------- */
+
+/*
+ * wait(ctx, ns) waits up to ns (-1: without end, 0: only asks), returns
+ * what the call returns: > 0 ready, 0 nothing before the timeout, < 0 an
+ * error (errno).  Runs a wait of ns as the header says.
+ */
+typedef long (*wait_fn)(void *ctx, int64_t ns);
+
+static long wait_planned(wait_fn wait, void *ctx, int64_t ns)
+{
+	if (ns == 0 || !hp_stack_on())
+		return wait(ctx, ns);
+	int64_t t0 = mono_ns(), left = gap_left(t0);
+	if (!left) {
+		long r = wait(ctx, 0);
+		if (r != 0)
+			return r;
+		clear_now();
+		return wait(ctx, ns);
+	}
+	if (ns > 0 && ns <= left)
+		return wait(ctx, ns);
+	long r = wait(ctx, left);
+	if (r != 0)
+		return r;
+	clear_now();
+	if (ns < 0)
+		return wait(ctx, -1);
+	int64_t rest = ns - (mono_ns() - t0);
+	return wait(ctx, rest > 0 ? rest : 0);
+}
+
+/* A timeout in ms (negative: none) as ns, and back (rounded up). */
+static int64_t ms_ns(int ms)
+{
+	return ms < 0 ? -1 : (int64_t)ms * MS_NS;
+}
+
+static int ns_ms(int64_t ns)
+{
+	if (ns < 0)
+		return -1;
+	int64_t ms = (ns + MS_NS - 1) / MS_NS;
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/* ---- the poll family -------------------------------------------------------------- */
+
+struct pollctx {
+	struct pollfd *fds;
+	nfds_t nfds;
+	const sigset_t *mask;
+	int ppoll;
+};
+
+static long poll_wait(void *c, int64_t ns)
+{
+	struct pollctx *p = c;
+
+	if (!p->ppoll)
+		return real_poll(p->fds, p->nfds, ns_ms(ns));
+	struct timespec t = ns_ts(ns);
+	return real_ppoll(p->fds, p->nfds, ns < 0 ? NULL : &t, p->mask);
+}
+
+HP_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	struct pollctx p = { fds, nfds, NULL, 0 };
+
+	resolve_poll();
+	return (int)wait_planned(poll_wait, &p, ms_ns(timeout));
+}
+
+HP_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo, const sigset_t *mask)
+{
+	struct pollctx p = { fds, nfds, mask, 1 };
+
+	resolve_ppoll();
+	if (tmo && !valid_ts(tmo))
+		return real_ppoll(fds, nfds, tmo, mask); /* its EINVAL */
+	return (int)wait_planned(poll_wait, &p, tmo ? ts_ns(tmo) : -1);
+}
+
+struct epollctx {
+	int epfd, max;
+	struct epoll_event *ev;
+	const sigset_t *mask;
+	int pwait;
+};
+
+static long epoll_part(void *c, int64_t ns)
+{
+	struct epollctx *e = c;
+
+	if (e->pwait)
+		return real_epoll_pwait(e->epfd, e->ev, e->max, ns_ms(ns), e->mask);
+	return real_epoll_wait(e->epfd, e->ev, e->max, ns_ms(ns));
+}
+
+HP_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+	struct epollctx e = { epfd, max, ev, NULL, 0 };
+
+	resolve_epoll_wait();
+	return (int)wait_planned(epoll_part, &e, ms_ns(timeout));
+}
+
+HP_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
+{
+	struct epollctx e = { epfd, max, ev, mask, 1 };
+
+	resolve_epoll_pwait();
+	return (int)wait_planned(epoll_part, &e, ms_ns(timeout));
+}
+
+/*
+ * select and pselect change their sets, and a part that found nothing
+ * clears them: every part starts from a copy of the program's sets (of up
+ * to FD_SETSIZE descriptors; a larger nfds is waited for as asked, after
+ * a clearing when the last one is GAP old), and its answer is copied back.
+ */
+struct selctx {
+	int nfds;
+	fd_set *set[3];
+	fd_set orig[3];
+	const sigset_t *mask;
+};
+
+static size_t set_bytes(int nfds)
+{
+	return ((size_t)nfds + 63) / 64 * 8;
+}
+
+static long select_part(void *c, int64_t ns)
+{
+	struct selctx *s = c;
+	fd_set work[3];
+	struct timespec t = ns_ts(ns);
+	size_t n = set_bytes(s->nfds);
+
+	memcpy(work, s->orig, sizeof(work));
+	int r = real_pselect(s->nfds, s->set[0] ? &work[0] : NULL, s->set[1] ? &work[1] : NULL,
+			     s->set[2] ? &work[2] : NULL, ns < 0 ? NULL : &t, s->mask);
+	if (r >= 0)
+		for (int i = 0; i < 3; i++)
+			if (s->set[i])
+				memcpy(s->set[i], &work[i], n);
+	return r;
+}
+
+static long select_planned(int nfds, fd_set *r, fd_set *w, fd_set *x, int64_t ns, const sigset_t *mask)
+{
+	struct selctx s = { nfds, { r, w, x }, { { { 0 } } }, mask };
+
+	for (int i = 0; i < 3; i++)
+		if (s.set[i])
+			memcpy(&s.orig[i], s.set[i], set_bytes(nfds));
+	return wait_planned(select_part, &s, ns);
+}
+
+HP_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *x, struct timeval *tmo)
+{
+	resolve_select();
+	resolve_pselect();
+	if (nfds < 0 || nfds > FD_SETSIZE || (tmo && (tmo->tv_sec < 0 || tmo->tv_usec < 0 || tmo->tv_usec >= 1000000)) ||
+	    !hp_stack_on()) {
+		if (nfds > FD_SETSIZE && hp_stack_on() && !gap_left(mono_ns()))
+			clear_now();
+		return real_select(nfds, r, w, x, tmo);
+	}
+	int64_t ns = tmo ? (int64_t)tmo->tv_sec * S_NS + (int64_t)tmo->tv_usec * 1000 : -1, t0 = mono_ns();
+	int ret = (int)select_planned(nfds, r, w, x, ns, NULL);
+	if (tmo) { /* Linux's select tells what is left of the timeout */
+		int64_t left = ns - (mono_ns() - t0);
+		if (left < 0 || ret == 0)
+			left = 0;
+		tmo->tv_sec = (time_t)(left / S_NS);
+		tmo->tv_usec = (suseconds_t)(left % S_NS / 1000);
+	}
+	return ret;
+}
+
+HP_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct timespec *tmo, const sigset_t *mask)
+{
+	resolve_pselect();
+	if (nfds < 0 || nfds > FD_SETSIZE || (tmo && !valid_ts(tmo)) || !hp_stack_on()) {
+		if (nfds > FD_SETSIZE && hp_stack_on() && !gap_left(mono_ns()))
+			clear_now();
+		return real_pselect(nfds, r, w, x, tmo, mask);
+	}
+	return (int)select_planned(nfds, r, w, x, tmo ? ts_ns(tmo) : -1, mask);
+}
+
+/* ---- descriptors ------------------------------------------------------------------ */
+
+/* 1 if fd is in non-blocking mode (a call on it never waits); errno kept. */
+static int nonblocking(int fd)
+{
+	int e = errno, fl = fcntl(fd, F_GETFL);
+
+	errno = e;
+	return fl >= 0 && (fl & O_NONBLOCK);
+}
+
+/* A call on fd found nothing ready when tried without waiting (EAGAIN):
+ * 1 when the call itself would return EAGAIN too (a non-blocking
+ * descriptor), else the thread is cleared (it is about to wait) and 0. */
+static int nothing_ready(int fd)
+{
+	if (nonblocking(fd))
+		return 1;
+	clear_now();
+	return 0;
+}
+
+/* Before a call on fd that cannot be tried without waiting: clear if it
+ * would wait (a blocking descriptor that poll(2) finds not ready). */
+static void before_fd_call(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int e = errno;
+
+	resolve_poll();
+	if (!nonblocking(fd) && real_poll(&p, 1, 0) == 0)
+		clear_now();
+	errno = e;
+}
+
+HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	resolve_read();
+	if (!n || !hp_stack_on())
+		return real_read(fd, buf, n);
+	/* the read itself, unless it would wait: preadv2 at the current
+	 * offset (-1) with RWF_NOWAIT (pipes, sockets, cached file data) */
+	struct iovec v = { buf, n };
+	ssize_t r = preadv2(fd, &v, 1, -1, RWF_NOWAIT);
+	if (r >= 0)
+		return r;
+	if (errno == EAGAIN) {
+		if (nothing_ready(fd))
+			return -1; /* EAGAIN, as the read would say */
+	} else if (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS) {
+		before_fd_call(fd); /* a file that cannot be read so */
+	} else {
+		return -1; /* EBADF, EFAULT, EISDIR...: the read's own answer */
+	}
+	return real_read(fd, buf, n);
+}
+
+/*
+ * The recv family is tried with MSG_DONTWAIT first (what it returns then is
+ * the answer), unless the program asked for MSG_DONTWAIT, or MSG_WAITALL
+ * (which waits for the whole length: cleared before, unless the socket is
+ * non-blocking).
+ */
+#define RECV_TRY(call_flags, ...)                                                      \
+	do {                                                                           \
+		if ((flags & MSG_DONTWAIT) || !hp_stack_on())                          \
+			break;                                                         \
+		if (flags & MSG_WAITALL) {                                             \
+			if (!nonblocking(fd))                                          \
+				clear_now();                                           \
+			break;                                                         \
+		}                                                                      \
+		ssize_t tried = __VA_ARGS__;                                           \
+		if (tried >= 0 || errno != EAGAIN || nothing_ready(fd))                \
+			return tried;                                                  \
+	} while (0)
+
+HP_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	resolve_recv();
+	RECV_TRY(flags, real_recv(fd, buf, n, flags | MSG_DONTWAIT));
+	return real_recv(fd, buf, n, flags);
+}
+
+HP_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr, socklen_t *len)
+{
+	resolve_recvfrom();
+	RECV_TRY(flags, real_recvfrom(fd, buf, n, flags | MSG_DONTWAIT, addr, len));
+	return real_recvfrom(fd, buf, n, flags, addr, len);
+}
+
+HP_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	resolve_recvmsg();
+	RECV_TRY(flags, real_recvmsg(fd, msg, flags | MSG_DONTWAIT));
+	return real_recvmsg(fd, msg, flags);
+}
+
+HP_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	resolve_accept();
+	if (hp_stack_on())
+		before_fd_call(fd);
+	return real_accept(fd, addr, len);
+}
+
+HP_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	resolve_accept4();
+	if (hp_stack_on())
+		before_fd_call(fd);
+	return real_accept4(fd, addr, len, flags);
+}
+
+/* ---- sleeps ---------------------------------------------------------------------------- */
+
+/* The clocks a sleep is split on (others: cleared before, not split). */
+static int splittable(clockid_t c)
+{
+	return c == CLOCK_MONOTONIC || c == CLOCK_REALTIME || c == CLOCK_BOOTTIME || c == CLOCK_TAI;
+}
+
+/*
+ * clock_nanosleep's contract (an error number; rem for a relative sleep
+ * that a signal ended) with the clearing: a sleep of under a millisecond
+ * does not clear; a thread cleared GAP ago or more clears, then sleeps;
+ * else it sleeps what is left of GAP first, then clears, then sleeps the
+ * rest (to the same deadline).
+ */
+static int sleep_planned(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
+{
+	resolve_clock_nanosleep();
+	if (!hp_stack_on() || !valid_ts(req))
+		return real_clock_nanosleep(clk, flags, req, rem);
+	struct timespec now;
+	if (!splittable(clk) || clock_gettime(clk, &now) != 0) {
+		if (!gap_left(mono_ns()))
+			clear_now();
+		return real_clock_nanosleep(clk, flags, req, rem);
+	}
+	int64_t deadline = flags & TIMER_ABSTIME ? ts_ns(req) : ts_ns(&now) + ts_ns(req);
+	int64_t ns = deadline - ts_ns(&now), left = gap_left(mono_ns());
+	if (ns < MS_NS || (left && ns <= left))
+		return real_clock_nanosleep(clk, flags, req, rem);
+	if (!left) {
+		clear_now();
+		return real_clock_nanosleep(clk, flags, req, rem);
+	}
+	struct timespec part = ns_ts(ts_ns(&now) + left), end = ns_ts(deadline);
+	int r = real_clock_nanosleep(clk, TIMER_ABSTIME, &part, NULL);
+	if (r == 0) {
+		clear_now();
+		r = real_clock_nanosleep(clk, TIMER_ABSTIME, &end, NULL);
+	}
+	if (r == EINTR && !(flags & TIMER_ABSTIME) && rem) {
+		clock_gettime(clk, &now);
+		*rem = ns_ts(deadline - ts_ns(&now));
+	}
+	return r;
+}
+
+HP_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
+{
+	return sleep_planned(clk, flags, req, rem);
+}
+
+HP_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	resolve_nanosleep();
+	if (!hp_stack_on() || !valid_ts(req))
+		return real_nanosleep(req, rem); /* its EINVAL, EFAULT */
+	int r = sleep_planned(CLOCK_MONOTONIC, 0, req, rem);
+	if (r == 0)
+		return 0;
+	errno = r;
+	return -1;
+}
+
+HP_EXPORT unsigned int sleep(unsigned int s)
+{
+	struct timespec req = { (time_t)s, 0 }, rem = { 0, 0 };
+
+	resolve_sleep();
+	if (!hp_stack_on())
+		return real_sleep(s);
+	if (sleep_planned(CLOCK_MONOTONIC, 0, &req, &rem) == EINTR)
+		return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
+	return 0;
+}
+
+HP_EXPORT int usleep(useconds_t us)
+{
+	struct timespec req = { (time_t)(us / 1000000), (long)(us % 1000000) * 1000 };
+
+	resolve_usleep();
+	if (!hp_stack_on())
+		return real_usleep(us);
+	int r = sleep_planned(CLOCK_MONOTONIC, 0, &req, NULL);
+	if (r == 0)
+		return 0;
+	errno = r;
+	return -1;
+}
+
+/* ---- condition waits ----------------------------------------------------------------- */
+
+/* pthread_cond_clockwait's contract, the wait split as sleeps are (a
+ * wake-up after the first part is one a condition wait may have). */
+static int cond_planned(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, const struct timespec *t)
+{
+	resolve_pthread_cond_wait();
+	resolve_pthread_cond_clockwait();
+	int64_t now = mono_ns(), left = gap_left(now);
+	if (!left) {
+		clear_now();
+		return t ? real_pthread_cond_clockwait(c, m, clk, t) : real_pthread_cond_wait(c, m);
+	}
+	struct timespec part = ns_ts(now + left), cnow;
+	if (t && clock_gettime(clk, &cnow) == 0 && ts_ns(t) - ts_ns(&cnow) <= left)
+		return real_pthread_cond_clockwait(c, m, clk, t); /* it ends first */
+	int r = real_pthread_cond_clockwait(c, m, CLOCK_MONOTONIC, &part);
+	if (r != ETIMEDOUT)
+		return r;
+	clear_now();
+	return t ? real_pthread_cond_clockwait(c, m, clk, t) : real_pthread_cond_wait(c, m);
+}
+
+HP_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	resolve_pthread_cond_wait();
+	if (!hp_stack_on())
+		return real_pthread_cond_wait(c, m);
+	return cond_planned(c, m, CLOCK_MONOTONIC, NULL);
+}
+
+HP_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, const struct timespec *t)
+{
+	resolve_pthread_cond_clockwait();
+	if (!hp_stack_on() || !valid_ts(t) || (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
+		return real_pthread_cond_clockwait(c, m, clk, t); /* its EINVAL */
+	return cond_planned(c, m, clk, t);
+}
+
+/* Its clock is the condition variable's: not split; cleared before when
+ * the last clearing is GAP old. */
+HP_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
+{
+	resolve_pthread_cond_timedwait();
+	if (hp_stack_on() && !gap_left(mono_ns()))
+		clear_now();
+	return real_pthread_cond_timedwait(c, m, t);
+}
