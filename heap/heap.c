@@ -935,7 +935,9 @@ __attribute__((constructor)) static void heap_constructor(void)
 
 	if (!t_busy && (active == hp_malloc_here || hp_requested()))
 		enter_slow();
-	if (hp_serving())
+	if (hp_serving()) {
 		hp_python_arenas(1); /* before main(): Python starts there (not in a
 				      * library's constructor, which ran first) */
+		hp_stack_on();       /* the seccomp state at start (sandbox.c) */
+	}
 }

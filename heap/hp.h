@@ -14,6 +14,7 @@
  *   stackclear.c a thread's dead stack frames and its vector registers are
  *               zeroed (before it waits, when it ends)
  *   waits.c     the calls that wait: when the stack is cleared
+ *   sandbox.c   seccomp filters: the clearing then makes no system call
  */
 #ifndef SECRETMEM_HP_H
 #define SECRETMEM_HP_H
@@ -54,6 +55,15 @@ void hp_stack_clear(void);
 /* How often a stack was cleared, and the bytes of dead frames that were
  * not zero already, since the process started. */
 void hp_stack_figures(unsigned long *clears, unsigned long *bytes);
+
+/* ---- sandbox.c ------------------------------------------------------------ */
+
+/* 1 once the process has (or may have) a seccomp filter. */
+int hp_sandboxed(void);
+/* The program installs a filter (prctl, syscall(SYS_seccomp)). */
+void hp_sandbox_seen(void);
+/* Read the process's seccomp state (/proc/self/status). */
+void hp_sandbox_check(void);
 
 /* The definition of name that this module's stands in front of (glibc's),
  * found at the first call: real_name, set by resolve_name(). */

@@ -324,6 +324,8 @@ HP_EXPORT long syscall(long n, ...)
 	default:
 		break;
 	}
+	if (n == SYS_seccomp && !(ra >= __ehdr_start && ra < __etext))
+		hp_sandbox_seen(); /* sandbox.c */
 	long r = raw6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if ((unsigned long)r > -4096UL) {
 		errno = (int)-r;

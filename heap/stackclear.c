@@ -18,10 +18,10 @@
  * The thread's own stack: pthread_getattr_np's bounds (the main thread's,
  * every thread's, a stack the program gave with pthread_attr_setstack),
  * learnt at its first clearing.  Not cleared: a stack the thread is not on
- * (a signal handler on its sigaltstack, which is remembered here, even
- * when it is an array on the thread's stack; a coroutine on a stack of its
- * own - those from malloc are in secret memory already), and a thread
- * whose bounds glibc cannot give.
+ * - a signal handler on its sigaltstack, a coroutine on a stack given to
+ * swapcontext or setcontext (both remembered here: such a stack may be an
+ * array in a live frame of the thread's own stack); those from malloc are
+ * in secret memory already - and a thread whose bounds glibc cannot give.
  *
  * A thread that ends leaves its frames too, and glibc keeps the stacks of
  * ended threads for new ones: pthread_create runs every thread under a
@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "slab.h"
@@ -69,10 +70,14 @@ int hp_stack_on(void)
 #ifdef SP_NOW
 	const char *e = getenv("SECRETMEM_HEAP_STACKS");
 	s = e && strcmp(e, "0") == 0 ? ON_NO : ON_YES;
+	if (s == ON_YES)
+		hp_sandbox_check();
 #else
 	s = ON_NO;
 #endif
-	__atomic_store_n(&on_state, s, __ATOMIC_RELAXED);
+	int unknown = ON_UNKNOWN;
+	if (!__atomic_compare_exchange_n(&on_state, &unknown, s, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		s = unknown; /* decided meanwhile (note_costack) */
 	return s == ON_YES;
 }
 
@@ -83,6 +88,7 @@ enum { ST_NEW = 0, ST_KNOWN, ST_NONE, ST_BUSY };
 struct tstack {
 	uintptr_t lo, hi;     /* the stack glibc gives for the thread            */
 	uintptr_t vstart;     /* its lowest mapped page (the main stack grows)   */
+	uintptr_t low;        /* the lowest page seen holding memory             */
 	uintptr_t alt_lo, alt_hi; /* the thread's sigaltstack, if any           */
 	unsigned char state;  /* ST_*                                            */
 	unsigned long clears; /* how often it was cleared                        */
@@ -139,7 +145,49 @@ __attribute__((noinline)) static void stack_learn(uintptr_t sp)
 	t_st.lo = lo;
 	t_st.hi = hi;
 	t_st.vstart = lowest_mapped(lo, sp & ~(uintptr_t)(PAGE - 1));
+	t_st.low = sp & ~(uintptr_t)(PAGE - 1);
 	t_st.state = ST_KNOWN;
+}
+
+/*
+ * Stacks the program runs coroutines on (swapcontext, setcontext): a wait
+ * with the stack pointer in one is not cleared, as one on a signal stack
+ * is not - such a stack may be an array in a live frame of the thread's
+ * own stack.  Kept for the life of the process; when there are more than
+ * COSTACKS, stacks are cleared no more.
+ */
+#define COSTACKS 32
+static uintptr_t co_lo[COSTACKS], co_hi[COSTACKS];
+static int n_co;
+static pthread_mutex_t co_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int on_costack(uintptr_t sp)
+{
+	int n = __atomic_load_n(&n_co, __ATOMIC_ACQUIRE);
+
+	for (int i = 0; i < n; i++)
+		if (sp >= co_lo[i] && sp < co_hi[i])
+			return 1;
+	return 0;
+}
+
+static void note_costack(const ucontext_t *u)
+{
+	if (!u || !u->uc_stack.ss_sp || !u->uc_stack.ss_size)
+		return;
+	uintptr_t lo = (uintptr_t)u->uc_stack.ss_sp, hi = lo + u->uc_stack.ss_size;
+	if (hi <= lo || on_costack(lo))
+		return;
+	pthread_mutex_lock(&co_lock);
+	int n = n_co;
+	if (n < COSTACKS) {
+		co_lo[n] = lo;
+		co_hi[n] = hi;
+		__atomic_store_n(&n_co, n + 1, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&on_state, ON_NO, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&co_lock);
 }
 
 /* ---- the clearing --------------------------------------------------------------- */
@@ -166,6 +214,15 @@ static inline int page_dirty(uintptr_t p)
  * (a byte a page) is on the stack, at most 1/4096 of the stack's size. */
 #define VEC 4096
 
+/* Zero the page at p if it is not zero: its bytes, else 0. */
+static unsigned long zero_page(uintptr_t p)
+{
+	if (!page_dirty(p))
+		return 0;
+	zero_words(p, p + PAGE);
+	return PAGE;
+}
+
 /*
  * Zero every page of the stack wholly below the page this function's
  * stack pointer is in, where the page holds memory and is not zero
@@ -179,33 +236,40 @@ __attribute__((noinline)) static uintptr_t clear_pages(void)
 
 	SP_NOW(sp);
 	if (SM_UNLIKELY(t_st.state != ST_KNOWN)) {
-		if (t_st.state != ST_NEW)
+		if (t_st.state != ST_NEW || hp_sandboxed())
 			return 0;
 		stack_learn(sp);
 		if (t_st.state != ST_KNOWN)
 			return 0;
 	}
-	if (sp < t_st.vstart || sp >= t_st.hi || (sp >= t_st.alt_lo && sp < t_st.alt_hi))
+	if (sp < t_st.vstart || sp >= t_st.hi || (sp >= t_st.alt_lo && sp < t_st.alt_hi) || on_costack(sp))
 		return 0; /* on another stack: a signal stack, a coroutine's */
 	uintptr_t cut = sp & ~(uintptr_t)(PAGE - 1);
-	if (t_st.vstart > t_st.lo && mapped(t_st.vstart - PAGE)) /* the main stack grew */
-		t_st.vstart = lowest_mapped(t_st.lo, t_st.vstart - PAGE);
-	size_t pages = (cut - t_st.vstart) / PAGE;
-	unsigned char vec[pages < VEC ? pages + 1 : VEC];
-	for (uintptr_t top = cut; top > t_st.vstart;) { /* from the top down */
-		size_t n = (top - t_st.vstart) / PAGE < VEC ? (top - t_st.vstart) / PAGE : VEC;
-		uintptr_t base = top - n * PAGE;
-		if (syscall(SYS_mincore, (void *)base, n * PAGE, vec) != 0)
-			return 0;
-		for (size_t i = 0; i < n; i++) {
-			uintptr_t p = base + i * PAGE;
-			if ((vec[i] & 1) && page_dirty(p)) {
-				zero_words(p, p + PAGE);
-				bytes += PAGE;
+	if (!hp_sandboxed()) {
+		if (t_st.vstart > t_st.lo && mapped(t_st.vstart - PAGE)) /* the main stack grew */
+			t_st.vstart = lowest_mapped(t_st.lo, t_st.vstart - PAGE);
+		size_t pages = (cut - t_st.vstart) / PAGE;
+		unsigned char vec[pages < VEC ? pages + 1 : VEC];
+		for (uintptr_t top = cut; top > t_st.vstart;) { /* from the top down */
+			size_t n = (top - t_st.vstart) / PAGE < VEC ? (top - t_st.vstart) / PAGE : VEC;
+			uintptr_t base = top - n * PAGE;
+			if (syscall(SYS_mincore, (void *)base, n * PAGE, vec) != 0) {
+				hp_sandbox_seen(); /* refused: a filter */
+				break;
 			}
+			for (size_t i = 0; i < n; i++)
+				if (vec[i] & 1) {
+					uintptr_t p = base + i * PAGE;
+					if (p < t_st.low)
+						t_st.low = p;
+					bytes += zero_page(p);
+				}
+			top = base;
 		}
-		top = base;
 	}
+	if (hp_sandboxed()) /* no system call: the pages seen holding memory */
+		for (uintptr_t p = t_st.low; p < cut; p += PAGE)
+			bytes += zero_page(p);
 	t_st.clears++;
 	__atomic_fetch_add(&total_clears, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&total_bytes, bytes, __ATOMIC_RELAXED);
@@ -274,6 +338,8 @@ void hp_stack_figures(unsigned long *clears, unsigned long *bytes)
 
 HP_REAL(sigaltstack)
 HP_REAL(pthread_create)
+HP_REAL(swapcontext)
+HP_REAL(setcontext)
 
 /* ---- the signal stack ---------------------------------------------------------------- */
 
@@ -293,6 +359,20 @@ HP_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 		}
 	}
 	return r;
+}
+
+HP_EXPORT int swapcontext(ucontext_t *old, const ucontext_t *ucp)
+{
+	resolve_swapcontext();
+	note_costack(ucp);
+	return real_swapcontext(old, ucp);
+}
+
+HP_EXPORT int setcontext(const ucontext_t *ucp)
+{
+	resolve_setcontext();
+	note_costack(ucp);
+	return real_setcontext(ucp);
 }
 
 /* ---- a thread's end ---------------------------------------------------------------- */

@@ -29,6 +29,10 @@
  *    last clearing at the latest.  pthread_cond_timedwait is not split
  *    (its clock is the condition variable's, which glibc does not tell):
  *    it clears when the last clearing is GAP old, else waits as it is.
+ *  - Under a seccomp filter (sandbox.c) only the program's own system
+ *    calls are made: the poll family still asks with a zero timeout
+ *    first, select through select; read, recv and accept clear before
+ *    every call, without asking.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -260,6 +264,7 @@ struct selctx {
 	fd_set *set[3];
 	fd_set orig[3];
 	const sigset_t *mask;
+	int pselect;
 };
 
 static size_t set_bytes(int nfds)
@@ -275,8 +280,15 @@ static long select_part(void *c, int64_t ns)
 	size_t n = set_bytes(s->nfds);
 
 	memcpy(work, s->orig, sizeof(work));
-	int r = real_pselect(s->nfds, s->set[0] ? &work[0] : NULL, s->set[1] ? &work[1] : NULL,
-			     s->set[2] ? &work[2] : NULL, ns < 0 ? NULL : &t, s->mask);
+	int r;
+	if (s->pselect) {
+		r = real_pselect(s->nfds, s->set[0] ? &work[0] : NULL, s->set[1] ? &work[1] : NULL,
+				 s->set[2] ? &work[2] : NULL, ns < 0 ? NULL : &t, s->mask);
+	} else { /* the program's own system call (a seccomp filter may allow only it) */
+		struct timeval tv = { t.tv_sec, t.tv_nsec / 1000 + (t.tv_nsec % 1000 != 0) };
+		r = real_select(s->nfds, s->set[0] ? &work[0] : NULL, s->set[1] ? &work[1] : NULL,
+				s->set[2] ? &work[2] : NULL, ns < 0 ? NULL : &tv);
+	}
 	if (r >= 0)
 		for (int i = 0; i < 3; i++)
 			if (s->set[i])
@@ -284,9 +296,9 @@ static long select_part(void *c, int64_t ns)
 	return r;
 }
 
-static long select_planned(int nfds, fd_set *r, fd_set *w, fd_set *x, int64_t ns, const sigset_t *mask)
+static long select_planned(int nfds, fd_set *r, fd_set *w, fd_set *x, int64_t ns, const sigset_t *mask, int psel)
 {
-	struct selctx s = { nfds, { r, w, x }, { { { 0 } } }, mask };
+	struct selctx s = { nfds, { r, w, x }, { { { 0 } } }, mask, psel };
 
 	for (int i = 0; i < 3; i++)
 		if (s.set[i])
@@ -305,7 +317,7 @@ HP_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *x, struct timeval *
 		return real_select(nfds, r, w, x, tmo);
 	}
 	int64_t ns = tmo ? (int64_t)tmo->tv_sec * S_NS + (int64_t)tmo->tv_usec * 1000 : -1, t0 = mono_ns();
-	int ret = (int)select_planned(nfds, r, w, x, ns, NULL);
+	int ret = (int)select_planned(nfds, r, w, x, ns, NULL, 0);
 	if (tmo) { /* Linux's select tells what is left of the timeout */
 		int64_t left = ns - (mono_ns() - t0);
 		if (left < 0 || ret == 0)
@@ -324,16 +336,29 @@ HP_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct ti
 			clear_now();
 		return real_pselect(nfds, r, w, x, tmo, mask);
 	}
-	return (int)select_planned(nfds, r, w, x, tmo ? ts_ns(tmo) : -1, mask);
+	return (int)select_planned(nfds, r, w, x, tmo ? ts_ns(tmo) : -1, mask, 1);
 }
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
-/* 1 if fd is in non-blocking mode (a call on it never waits); errno kept. */
+/* Under a seccomp filter (sandbox.c) nothing is asked: a call on a
+ * descriptor clears before it, whether it would wait or not. */
+static int sandbox_clear(void)
+{
+	if (!hp_sandboxed())
+		return 0;
+	clear_now();
+	return 1;
+}
+
+/* 1 if fd is in non-blocking mode (a call on it never waits); errno kept.
+ * A refusal (a seccomp filter's errno) counts as blocking. */
 static int nonblocking(int fd)
 {
 	int e = errno, fl = fcntl(fd, F_GETFL);
 
+	if (fl < 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS))
+		hp_sandbox_seen();
 	errno = e;
 	return fl >= 0 && (fl & O_NONBLOCK);
 }
@@ -365,7 +390,7 @@ static void before_fd_call(int fd)
 HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	resolve_read();
-	if (!n || !hp_stack_on())
+	if (!n || !hp_stack_on() || sandbox_clear())
 		return real_read(fd, buf, n);
 	/* the read itself, unless it would wait: preadv2 at the current
 	 * offset (-1) with RWF_NOWAIT (pipes, sockets, cached file data) */
@@ -376,6 +401,9 @@ HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 	if (errno == EAGAIN) {
 		if (nothing_ready(fd))
 			return -1; /* EAGAIN, as the read would say */
+	} else if (errno == EPERM || errno == EACCES) {
+		hp_sandbox_seen(); /* a filter refused preadv2 */
+		clear_now();
 	} else if (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS) {
 		before_fd_call(fd); /* a file that cannot be read so */
 	} else {
@@ -392,7 +420,7 @@ HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
  */
 #define RECV_TRY(call_flags, ...)                                                      \
 	do {                                                                           \
-		if ((flags & MSG_DONTWAIT) || !hp_stack_on())                          \
+		if ((flags & MSG_DONTWAIT) || !hp_stack_on() || sandbox_clear())       \
 			break;                                                         \
 		if (flags & MSG_WAITALL) {                                             \
 			if (!nonblocking(fd))                                          \
@@ -428,7 +456,7 @@ HP_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 HP_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	resolve_accept();
-	if (hp_stack_on())
+	if (hp_stack_on() && !sandbox_clear())
 		before_fd_call(fd);
 	return real_accept(fd, addr, len);
 }
@@ -436,7 +464,7 @@ HP_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 HP_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	resolve_accept4();
-	if (hp_stack_on())
+	if (hp_stack_on() && !sandbox_clear())
 		before_fd_call(fd);
 	return real_accept4(fd, addr, len, flags);
 }

@@ -16,7 +16,11 @@
  *  - SECRETMEM_HEAP_STACKS=0 under the module: the stacks still hold it
  *    (the heap is secret memory, the clearing is what removes the rest);
  *  - heap mode, as root and as uid 65534 without CAP_IPC_LOCK under
- *    `ulimit -l 8192`: no copy anywhere.
+ *    `ulimit -l 8192`: no copy anywhere;
+ *  - heap mode in a sandbox: after a first wait, the program installs a
+ *    seccomp filter that kills it at any system call but its own few
+ *    (prctl for the main thread; syscall(SYS_seccomp) with TSYNC for all),
+ *    then copies the key: it lives, and no copy anywhere.
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -108,7 +112,8 @@ static struct places run(const struct scan_key *key, const char *mode)
 			nanosleep(&ts, NULL);
 		}
 	} else {
-		char *argv[] = { helper, keyfile, NULL };
+		char *argv[] = { helper, keyfile, strstr(mode, "prctl") ? "prctl" : strstr(mode, "seccomp") ? "seccomp" : NULL,
+				 NULL };
 		pid = rig_spawn_ready(argv, env, log);
 	}
 	wait_waiting(pid, log);
@@ -182,8 +187,9 @@ int main(void)
 	TL_CHECK(off.main > 0 && off.worker > 0 && off.ended > 0,
 		 "SECRETMEM_HEAP_STACKS=0: the key should stay on the three stacks");
 	TL_CHECK(off.other == 0, "SECRETMEM_HEAP_STACKS=0: a copy outside the stacks");
-	const char *modes[] = { "heap", "heap, uid 65534" };
-	for (int i = 0; i < 2; i++) {
+	const char *modes[] = { "heap", "heap, uid 65534", "heap, a prctl seccomp filter",
+				"heap, a seccomp filter for all threads" };
+	for (int i = 0; i < 4; i++) {
 		struct places h = run(&key, modes[i]);
 		TL_CHECK(h.main == 0 && h.worker == 0 && h.ended == 0 && h.other == 0 && h.regs == 0,
 			 "%s: %d copies on the main stack, %d on the worker's, %d on the ended thread's, %d elsewhere, "

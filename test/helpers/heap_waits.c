@@ -495,6 +495,45 @@ static void check_coroutine(void)
 	free(stack);
 }
 
+/* A coroutine on an array of a live frame of this thread's stack, above a
+ * frame with a pattern that switches to it; the coroutine waits. */
+static ucontext_t uc_below, uc_array;
+
+static void array_coroutine(void)
+{
+	poll(NULL, 0, 5);
+	seen = 1;
+	swapcontext(&uc_array, &uc_below);
+}
+
+__attribute__((noinline)) static int switch_from_below(void)
+{
+	char live[2048];
+
+	memcpy(live, pattern, sizeof(live));
+	__asm__ volatile("" : : "r"(live) : "memory");
+	if (swapcontext(&uc_below, &uc_array))
+		abort();
+	__asm__ volatile("" : : "r"(live) : "memory");
+	return memcmp(live, pattern, sizeof(live)) == 0;
+}
+
+static void check_coroutine_on_stack(void)
+{
+	char array[65536] __attribute__((aligned(16)));
+
+	if (getcontext(&uc_array))
+		abort();
+	uc_array.uc_stack.ss_sp = array;
+	uc_array.uc_stack.ss_size = sizeof(array);
+	uc_array.uc_link = NULL;
+	makecontext(&uc_array, array_coroutine, 0);
+	seen = 0;
+	int intact = switch_from_below();
+	CHECK("coroutine-on-stack", intact && seen == 1, "the live frame below the coroutine's stack changed");
+	__asm__ volatile("" : : "r"(array) : "memory");
+}
+
 /* ---- threads ---------------------------------------------------------------- */
 
 static void *small_waiter(void *arg)
@@ -573,6 +612,7 @@ int main(void)
 	check_split();
 	check_altstack();
 	check_coroutine();
+	check_coroutine_on_stack();
 	check_threads();
 	printf("%d failures\n", failures);
 	return failures;

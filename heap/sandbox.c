@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * sandbox.c - seccomp filters and the module's own system calls.
+ *
+ * A seccomp filter allows the system calls its program makes, and may kill
+ * the process at any other (systemd's SystemCallFilter, OpenSSH's privsep
+ * child, libseccomp users).  The clearing of dead stack frames
+ * (stackclear.c, waits.c) makes calls of its own - mincore, preadv2,
+ * fcntl, poll, pthread_getattr_np's sched_getaffinity - so once the
+ * process has a filter it makes none: it clears only the part of each
+ * thread's stack that it saw holding memory before, and asks nothing
+ * about descriptors.
+ *
+ * A filter is seen when the process has one at the module's start
+ * (/proc/self/status, Seccomp:), and when the program installs one through
+ * prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp) (mmcalls.c), as glibc and
+ * libseccomp do; a system call of the program's own instruction is not
+ * seen, nor a filter another process attaches.  Unreadable status counts as
+ * a filter.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
+#include "slab.h"
+#include "internal.h"
+#include "hp.h"
+
+#define HP_EXPORT __attribute__((visibility("default")))
+
+static int sandboxed;
+
+int hp_sandboxed(void)
+{
+	return __atomic_load_n(&sandboxed, __ATOMIC_RELAXED);
+}
+
+void hp_sandbox_seen(void)
+{
+	__atomic_store_n(&sandboxed, 1, __ATOMIC_RELAXED);
+}
+
+void hp_sandbox_check(void)
+{
+	int mode;
+	long filters;
+
+	if (sm_seccomp_state(&mode, &filters) != 0 || mode != 0)
+		hp_sandbox_seen();
+}
+
+HP_REAL(prctl)
+
+HP_EXPORT int prctl(int option, ...)
+{
+	unsigned long a[4];
+	va_list ap;
+
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	resolve_prctl();
+	if (option == PR_SET_SECCOMP)
+		hp_sandbox_seen(); /* before: the filter applies at once */
+	return real_prctl(option, a[0], a[1], a[2], a[3]);
+}
