@@ -40,9 +40,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -74,6 +76,11 @@ HP_REAL(clock_nanosleep)
 HP_REAL(sleep)
 HP_REAL(usleep)
 HP_REAL(pthread_cond_clockwait)
+HP_REAL(close)
+HP_REAL(dup2)
+HP_REAL(dup3)
+HP_REAL(fcntl)
+HP_REAL(ioctl)
 
 /* The condition waits have two versions in glibc; dlsym gives the oldest
  * (LinuxThreads' layout), so the current one is asked for by name. */
@@ -351,6 +358,45 @@ static int sandbox_clear(void)
 	return 1;
 }
 
+/*
+ * Descriptors found in non-blocking mode, per thread, for 100 ms: a call
+ * on one goes to glibc at once (an event loop's reads cost no F_GETFL).
+ * Any close, dup2, dup3, fcntl(F_SETFL) or ioctl(FIONBIO) of the
+ * program's forgets them all; one that glibc makes inside (fclose,
+ * pclose) is not seen, and then a blocking descriptor that took the
+ * number within those 100 ms waits without a clearing.
+ */
+#define MEMO 64              /* a slot per descriptor number modulo MEMO */
+#define MEMO_NS 100000000ll /* 100 ms */
+struct memo {
+	int fd;
+	unsigned gen;
+	int64_t at;
+};
+static __thread struct memo t_memo[MEMO] __attribute__((tls_model("initial-exec")));
+static unsigned fd_gen = 1;
+
+static int memo_nonblocking(int fd)
+{
+	const struct memo *m = &t_memo[(unsigned)fd % MEMO];
+
+	return m->fd == fd && m->gen == __atomic_load_n(&fd_gen, __ATOMIC_ACQUIRE) && mono_ns() - m->at < MEMO_NS;
+}
+
+static void memo_put(int fd)
+{
+	struct memo *m = &t_memo[(unsigned)fd % MEMO];
+
+	m->fd = fd;
+	m->gen = __atomic_load_n(&fd_gen, __ATOMIC_ACQUIRE);
+	m->at = mono_ns();
+}
+
+static void memo_forget(void)
+{
+	__atomic_fetch_add(&fd_gen, 1, __ATOMIC_RELEASE);
+}
+
 /* 1 if fd is in non-blocking mode (a call on it never waits); errno kept.
  * A refusal (a seccomp filter's errno) counts as blocking. */
 static int nonblocking(int fd)
@@ -360,7 +406,19 @@ static int nonblocking(int fd)
 	if (fl < 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS))
 		hp_sandbox_seen();
 	errno = e;
-	return fl >= 0 && (fl & O_NONBLOCK);
+	if (fl >= 0 && (fl & O_NONBLOCK)) {
+		memo_put(fd);
+		return 1;
+	}
+	return 0;
+}
+
+/* A call on fd goes to glibc as it is: stacks are not cleared, or fd was
+ * found non-blocking (it never waits), or under a seccomp filter (after a
+ * clearing: nothing is asked). */
+static int fd_as_is(int fd)
+{
+	return !hp_stack_on() || memo_nonblocking(fd) || sandbox_clear();
 }
 
 /* A call on fd found nothing ready when tried without waiting (EAGAIN):
@@ -390,7 +448,7 @@ static void before_fd_call(int fd)
 HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	resolve_read();
-	if (!n || !hp_stack_on() || sandbox_clear())
+	if (!n || fd_as_is(fd))
 		return real_read(fd, buf, n);
 	/* the read itself, unless it would wait: preadv2 at the current
 	 * offset (-1) with RWF_NOWAIT (pipes, sockets, cached file data) */
@@ -420,7 +478,7 @@ HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
  */
 #define RECV_TRY(call_flags, ...)                                                      \
 	do {                                                                           \
-		if ((flags & MSG_DONTWAIT) || !hp_stack_on() || sandbox_clear())       \
+		if ((flags & MSG_DONTWAIT) || fd_as_is(fd))                            \
 			break;                                                         \
 		if (flags & MSG_WAITALL) {                                             \
 			if (!nonblocking(fd))                                          \
@@ -456,7 +514,7 @@ HP_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 HP_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	resolve_accept();
-	if (hp_stack_on() && !sandbox_clear())
+	if (!fd_as_is(fd))
 		before_fd_call(fd);
 	return real_accept(fd, addr, len);
 }
@@ -464,9 +522,57 @@ HP_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 HP_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	resolve_accept4();
-	if (hp_stack_on() && !sandbox_clear())
+	if (!fd_as_is(fd))
 		before_fd_call(fd);
 	return real_accept4(fd, addr, len, flags);
+}
+
+/* What makes the memo of non-blocking descriptors stale. */
+HP_EXPORT int close(int fd)
+{
+	resolve_close();
+	memo_forget();
+	return real_close(fd);
+}
+
+HP_EXPORT int dup2(int fd, int to)
+{
+	resolve_dup2();
+	memo_forget();
+	return real_dup2(fd, to);
+}
+
+HP_EXPORT int dup3(int fd, int to, int flags)
+{
+	resolve_dup3();
+	memo_forget();
+	return real_dup3(fd, to, flags);
+}
+
+HP_EXPORT int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	resolve_fcntl();
+	if (cmd == F_SETFL)
+		memo_forget();
+	return real_fcntl(fd, cmd, arg);
+}
+
+HP_EXPORT int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+
+	va_start(ap, req);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	resolve_ioctl();
+	if (req == FIONBIO)
+		memo_forget();
+	return real_ioctl(fd, req, arg);
 }
 
 /* ---- sleeps ---------------------------------------------------------------------------- */
