@@ -19,6 +19,7 @@ round to round, on:
             ready, one 1 ms timeout) and end, wall and CPU per thread.
 Reported: the median of each figure over the rounds, and the median
 [min-max] over the rounds of the per-round ratio new/old (and old/plain).
+STACK_BENCH_ONLY=nginx,speed,threads (any of them) runs those alone.
 """
 import os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
@@ -35,6 +36,7 @@ for need in ("wrk", "openssl"):
     if not shutil.which(need):
         sys.exit("stack_bench: needs %s" % need)
 HZ = os.sysconf("SC_CLK_TCK")
+ONLY = os.environ.get("STACK_BENCH_ONLY", "nginx,speed,threads").split(",")
 tmp = tempfile.mkdtemp(prefix="secretmem-stack-bench.")
 os.chmod(tmp, 0o755)
 MODES = ("plain", "old", "new")
@@ -127,7 +129,7 @@ http {
     for r in range(rounds):
         sys.stderr.write("stack_bench: round %d of %d\n" % (r + 1, rounds))
         order = MODES[r % 3:] + MODES[:r % 3]
-        for conns in (8, 1):
+        for conns in ((8, 1) if "nginx" in ONLY else ()):
             for mode in order:
                 port, p = ngx[mode]
                 pids = [p.pid] + children(p.pid)
@@ -139,13 +141,13 @@ http {
                     raise SystemExit("stack_bench: wrk errors (%s): %s" % (mode, out))
                 n = int(re.search(r"(\d+) requests in", out).group(1))
                 put("nginx c%d server CPU us/request" % conns, mode, (t1 - t0) / HZ / n * 1e6)
-        for mode in order:
+        for mode in (order if "speed" in ONLY else ()):
             out, _ = run(["openssl", "speed", "-seconds", str(secs), "rsa2048", "ecdsap256"], mode)
             m = re.search(r"^rsa 2048 bits\s+\S+\s+\S+\s+([\d.]+)\s+([\d.]+)", out, re.M)
             put("speed rsa2048 sign/s", mode, float(m.group(1)))
             m = re.search(r"^\s*256 bits ecdsa \(nistp256\)\s+\S+\s+\S+\s+([\d.]+)\s+([\d.]+)", out, re.M)
             put("speed ecdsap256 sign/s", mode, float(m.group(1)))
-        for mode in order:
+        for mode in (order if "threads" in ONLY else ()):
             out, _ = run([churn, "2000"], mode)
             m = re.search(r"([\d.]+) us wall, ([\d.]+) us CPU", out)
             put("thread start+end us wall", mode, float(m.group(1)))
