@@ -52,9 +52,11 @@ int hp_stack_on(void);
 /* The calling thread is about to wait: zero its stack below the caller
  * (the pages that hold memory) and its vector registers; errno is kept. */
 void hp_stack_clear(void);
-/* How often a stack was cleared, and the bytes of dead frames that were
- * not zero already, since the process started. */
-void hp_stack_figures(unsigned long *clears, unsigned long *bytes);
+
+/* ---- waits.c ---------------------------------------------------------------- */
+
+/* Find glibc's functions behind the waits (at the module's start). */
+void hp_waits_resolve(void);
 
 /* ---- sandbox.c ------------------------------------------------------------ */
 
@@ -62,7 +64,8 @@ void hp_stack_figures(unsigned long *clears, unsigned long *bytes);
 int hp_sandboxed(void);
 /* The program installs a filter (prctl, syscall(SYS_seccomp)). */
 void hp_sandbox_seen(void);
-/* Read the process's seccomp state (/proc/self/status). */
+/* Read the process's seccomp state (/proc/self/status), find glibc's
+ * prctl. */
 void hp_sandbox_check(void);
 
 /* The definition of name that this module's stands in front of (glibc's),

@@ -41,16 +41,17 @@ void hp_sandbox_seen(void)
 	__atomic_store_n(&sandboxed, 1, __ATOMIC_RELAXED);
 }
 
+HP_REAL(prctl)
+
 void hp_sandbox_check(void)
 {
 	int mode;
 	long filters;
 
+	resolve_prctl();
 	if (sm_seccomp_state(&mode, &filters) != 0 || mode != 0)
 		hp_sandbox_seen();
 }
-
-HP_REAL(prctl)
 
 HP_EXPORT int prctl(int option, ...)
 {

@@ -54,6 +54,24 @@
 #define SP_NOW(v) __asm__ volatile("mov %0, sp" : "=r"(v))
 #endif
 
+/* ---- glibc's functions behind the module's ------------------------------- */
+
+HP_REAL(sigaltstack)
+HP_REAL(pthread_create)
+HP_REAL(swapcontext)
+HP_REAL(setcontext)
+
+/* All of them, waits.c's too: a dlsym while the program works would leave
+ * what its registers held in the frames it runs on. */
+static void resolve_all(void)
+{
+	resolve_sigaltstack();
+	resolve_pthread_create();
+	resolve_swapcontext();
+	resolve_setcontext();
+	hp_waits_resolve();
+}
+
 /* ---- when ------------------------------------------------------------------ */
 
 enum { ON_UNKNOWN = 0, ON_YES = 1, ON_NO = 2 };
@@ -70,8 +88,10 @@ int hp_stack_on(void)
 #ifdef SP_NOW
 	const char *e = getenv("SECRETMEM_HEAP_STACKS");
 	s = e && strcmp(e, "0") == 0 ? ON_NO : ON_YES;
-	if (s == ON_YES)
+	if (s == ON_YES) {
 		hp_sandbox_check();
+		resolve_all();
+	}
 #else
 	s = ON_NO;
 #endif
@@ -91,11 +111,9 @@ struct tstack {
 	uintptr_t low;        /* the lowest page seen holding memory             */
 	uintptr_t alt_lo, alt_hi; /* the thread's sigaltstack, if any           */
 	unsigned char state;  /* ST_*                                            */
-	unsigned long clears; /* how often it was cleared                        */
 };
 static __thread struct tstack t_st __attribute__((tls_model("initial-exec")));
 
-static unsigned long total_clears, total_bytes;
 
 /* 1 if the page at p is mapped (mincore answers for it). */
 static int mapped(uintptr_t p)
@@ -214,13 +232,12 @@ static inline int page_dirty(uintptr_t p)
  * (a byte a page) is on the stack, at most 1/4096 of the stack's size. */
 #define VEC 4096
 
-/* Zero the page at p if it is not zero: its bytes, else 0. */
-static unsigned long zero_page(uintptr_t p)
+/* Zero the page at p if it is not zero already (a read costs less than a
+ * write, and writes nothing back). */
+static void zero_page(uintptr_t p)
 {
-	if (!page_dirty(p))
-		return 0;
-	zero_words(p, p + PAGE);
-	return PAGE;
+	if (page_dirty(p))
+		zero_words(p, p + PAGE);
 }
 
 /*
@@ -232,7 +249,6 @@ static unsigned long zero_page(uintptr_t p)
 __attribute__((noinline)) static uintptr_t clear_pages(void)
 {
 	uintptr_t sp;
-	unsigned long bytes = 0;
 
 	SP_NOW(sp);
 	if (SM_UNLIKELY(t_st.state != ST_KNOWN)) {
@@ -262,17 +278,14 @@ __attribute__((noinline)) static uintptr_t clear_pages(void)
 					uintptr_t p = base + i * PAGE;
 					if (p < t_st.low)
 						t_st.low = p;
-					bytes += zero_page(p);
+					zero_page(p);
 				}
 			top = base;
 		}
 	}
 	if (hp_sandboxed()) /* no system call: the pages seen holding memory */
 		for (uintptr_t p = t_st.low; p < cut; p += PAGE)
-			bytes += zero_page(p);
-	t_st.clears++;
-	__atomic_fetch_add(&total_clears, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&total_bytes, bytes, __ATOMIC_RELAXED);
+			zero_page(p);
 	return cut;
 }
 
@@ -327,19 +340,6 @@ void hp_stack_clear(void)
 	clear_vectors();
 	errno = e;
 }
-
-void hp_stack_figures(unsigned long *clears, unsigned long *bytes)
-{
-	*clears = __atomic_load_n(&total_clears, __ATOMIC_RELAXED);
-	*bytes = __atomic_load_n(&total_bytes, __ATOMIC_RELAXED);
-}
-
-/* ---- the real functions --------------------------------------------------------- */
-
-HP_REAL(sigaltstack)
-HP_REAL(pthread_create)
-HP_REAL(swapcontext)
-HP_REAL(setcontext)
 
 /* ---- the signal stack ---------------------------------------------------------------- */
 

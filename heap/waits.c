@@ -7,10 +7,14 @@
  *
  * Interposed: poll, ppoll, select, pselect, epoll_wait, epoll_pwait,
  * read, recv, recvfrom, recvmsg, accept, accept4, nanosleep,
- * clock_nanosleep, sleep, usleep, pthread_cond_wait, pthread_cond_clockwait
- * and pthread_cond_timedwait.  Each calls glibc's own function in the end
+ * clock_nanosleep, sleep, usleep, pthread_cond_wait, pthread_cond_clockwait,
+ * pthread_cond_timedwait; and pause, sigsuspend, sigwait, sigwaitinfo,
+ * sigtimedwait, wait, waitpid, waitid, wait4, pthread_join, sem_wait and
+ * sem_timedwait.  Each calls glibc's own function in the end
  * (cancellation points stay cancellation points, errno and results are
- * glibc's), as the program asked.
+ * glibc's), as the program asked.  glibc's functions are found when the
+ * module starts (a dlsym in the middle of the program's work would leave
+ * what its registers held in the frames it runs on).
  *
  * When a thread clears: only when the call is about to wait.
  *  - A call that returns at once costs nothing more: read is tried with
@@ -26,7 +30,8 @@
  *    (within the program's own timeout); if nothing came, it clears and
  *    waits for the rest.  So an event loop that wakes often clears about
  *    once per GAP, and a thread that goes idle is cleared GAP after its
- *    last clearing at the latest.  pthread_cond_timedwait is not split
+ *    last clearing at the latest.  The waits for a signal, a child, a
+ *    thread or a semaphore clear every time.  pthread_cond_timedwait is not split
  *    (its clock is the condition variable's, which glibc does not tell):
  *    it clears when the last clearing is GAP old, else waits as it is.
  *  - Under a seccomp filter (sandbox.c) only the program's own system
@@ -40,6 +45,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -49,6 +56,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "slab.h"
@@ -81,6 +90,18 @@ HP_REAL(dup2)
 HP_REAL(dup3)
 HP_REAL(fcntl)
 HP_REAL(ioctl)
+HP_REAL(pause)
+HP_REAL(sigsuspend)
+HP_REAL(sigwait)
+HP_REAL(sigwaitinfo)
+HP_REAL(sigtimedwait)
+HP_REAL(wait)
+HP_REAL(waitpid)
+HP_REAL(waitid)
+HP_REAL(wait4)
+HP_REAL(pthread_join)
+HP_REAL(sem_wait)
+HP_REAL(sem_timedwait)
 
 /* The condition waits have two versions in glibc; dlsym gives the oldest
  * (LinuxThreads' layout), so the current one is asked for by name. */
@@ -97,6 +118,46 @@ HP_REAL(ioctl)
 	}
 REAL_COND(pthread_cond_wait)
 REAL_COND(pthread_cond_timedwait)
+
+void hp_waits_resolve(void)
+{
+	resolve_poll();
+	resolve_ppoll();
+	resolve_epoll_wait();
+	resolve_epoll_pwait();
+	resolve_select();
+	resolve_pselect();
+	resolve_accept();
+	resolve_accept4();
+	resolve_read();
+	resolve_recv();
+	resolve_recvfrom();
+	resolve_recvmsg();
+	resolve_nanosleep();
+	resolve_clock_nanosleep();
+	resolve_sleep();
+	resolve_usleep();
+	resolve_pthread_cond_clockwait();
+	resolve_close();
+	resolve_dup2();
+	resolve_dup3();
+	resolve_fcntl();
+	resolve_ioctl();
+	resolve_pause();
+	resolve_sigsuspend();
+	resolve_sigwait();
+	resolve_sigwaitinfo();
+	resolve_sigtimedwait();
+	resolve_wait();
+	resolve_waitpid();
+	resolve_waitid();
+	resolve_wait4();
+	resolve_pthread_join();
+	resolve_sem_wait();
+	resolve_sem_timedwait();
+	resolve_pthread_cond_wait();
+	resolve_pthread_cond_timedwait();
+}
 
 /* ---- time ---------------------------------------------------------------------- */
 
@@ -712,4 +773,105 @@ HP_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, cons
 	if (hp_stack_on() && !gap_left(mono_ns()))
 		clear_now();
 	return real_pthread_cond_timedwait(c, m, t);
+}
+
+/* ---- the other waits ------------------------------------------------------------------ */
+
+/*
+ * Waits for a signal, a child, another thread or a semaphore: cleared
+ * before every one that may wait (no GAP: they are not an event loop's
+ * calls; a wait for a child with WNOHANG, or a zero timeout, never waits).
+ */
+static void before_wait(void)
+{
+	if (hp_stack_on())
+		clear_now();
+}
+
+HP_EXPORT int pause(void)
+{
+	resolve_pause();
+	before_wait();
+	return real_pause();
+}
+
+HP_EXPORT int sigsuspend(const sigset_t *mask)
+{
+	resolve_sigsuspend();
+	before_wait();
+	return real_sigsuspend(mask);
+}
+
+HP_EXPORT int sigwait(const sigset_t *set, int *sig)
+{
+	resolve_sigwait();
+	before_wait();
+	return real_sigwait(set, sig);
+}
+
+HP_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	resolve_sigwaitinfo();
+	before_wait();
+	return real_sigwaitinfo(set, info);
+}
+
+HP_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *t)
+{
+	resolve_sigtimedwait();
+	if (!(t && t->tv_sec == 0 && t->tv_nsec == 0))
+		before_wait();
+	return real_sigtimedwait(set, info, t);
+}
+
+HP_EXPORT pid_t wait(int *status)
+{
+	resolve_wait();
+	before_wait();
+	return real_wait(status);
+}
+
+HP_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	resolve_waitpid();
+	if (!(options & WNOHANG))
+		before_wait();
+	return real_waitpid(pid, status, options);
+}
+
+HP_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+	resolve_waitid();
+	if (!(options & WNOHANG))
+		before_wait();
+	return real_waitid(type, id, info, options);
+}
+
+HP_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	resolve_wait4();
+	if (!(options & WNOHANG))
+		before_wait();
+	return real_wait4(pid, status, options, ru);
+}
+
+HP_EXPORT int pthread_join(pthread_t t, void **ret)
+{
+	resolve_pthread_join();
+	before_wait();
+	return real_pthread_join(t, ret);
+}
+
+HP_EXPORT int sem_wait(sem_t *sem)
+{
+	resolve_sem_wait();
+	before_wait();
+	return real_sem_wait(sem);
+}
+
+HP_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *t)
+{
+	resolve_sem_timedwait();
+	before_wait();
+	return real_sem_timedwait(sem, t);
 }
