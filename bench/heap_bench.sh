@@ -56,8 +56,10 @@ echo "machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), nproc $(
 echo "load average at start: $load0"
 echo
 
-python3 - "$rounds" "$secs" "$module" "$tool" <<'EOF'
+python3 - "$rounds" "$secs" "$module" "$tool" "$here" <<'EOF'
 import os, re, resource, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+sys.path.insert(0, sys.argv[5])
+from benchutil import children, free_port, nginx_conf, ticks
 
 rounds, secs, module, tool = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 HZ = os.sysconf("SC_CLK_TCK")
@@ -114,13 +116,6 @@ def run(argv, mode, timeout=600, **kw):
         raise SystemExit("heap_bench: %s (%s) failed: %d" % (" ".join(argv[:3]), mode, p.returncode))
     return out.decode(errors="replace"), wall, ru.ru_utime + ru.ru_stime
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
 def wait_port(port, p, what):
     for _ in range(500):
         if p.poll() is not None:
@@ -131,23 +126,6 @@ def wait_port(port, p, what):
         except OSError:
             time.sleep(0.02)
     raise SystemExit("heap_bench: %s did not listen" % what)
-
-def ticks(pids):
-    t = 0
-    for pid in pids:
-        try:
-            f = open("/proc/%d/stat" % pid).read()
-            v = f[f.rindex(")") + 2:].split()
-            t += int(v[11]) + int(v[12])
-        except OSError:
-            pass
-    return t
-
-def children(pid):
-    try:
-        return [int(x) for x in open("/proc/%d/task/%d/children" % (pid, pid)).read().split()]
-    except OSError:
-        return []
 
 def smaps(pid):
     """KiB of Rss: secret memory mappings, [heap], other private anonymous."""
@@ -200,24 +178,7 @@ for mode in ("plain", "heap"):
     d = "%s/nginx-%s" % (tmp, mode)
     os.makedirs(d + "/www")
     port = free_port()
-    open(d + "/nginx.conf", "w").write("""daemon off;
-master_process on;
-worker_processes 1;
-pid %(d)s/nginx.pid;
-error_log %(d)s/error.log warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path %(d)s/body; proxy_temp_path %(d)s/proxy; fastcgi_temp_path %(d)s/fastcgi;
-  uwsgi_temp_path %(d)s/uwsgi; scgi_temp_path %(d)s/scgi;
-  server {
-    listen 127.0.0.1:%(port)d ssl;
-    ssl_certificate %(crt)s;
-    ssl_certificate_key %(key)s;
-    location = /small { return 200 "hello\\n"; }
-  }
-}
-""" % dict(d=d, port=port, crt=crt, key=key))
+    open(d + "/nginx.conf", "w").write(nginx_conf(d, port, crt, key))
     argv = ["/usr/sbin/nginx", "-p", d, "-c", d + "/nginx.conf"]
     if mode == "heap":
         argv = [tool, "exec", "--mode", "heap", "--"] + argv

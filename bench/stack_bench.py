@@ -22,6 +22,8 @@ Reported: the median of each figure over the rounds, and the median
 STACK_BENCH_ONLY=nginx,speed,threads (any of them) runs those alone.
 """
 import os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchutil import children, free_port, nginx_conf, ticks
 
 if len(sys.argv) < 4:
     sys.exit(__doc__)
@@ -51,30 +53,6 @@ def env(mode):
         e["G_SLICE"] = "always-malloc"
     return e
 
-def ticks(pids):
-    t = 0
-    for pid in pids:
-        try:
-            f = open("/proc/%d/stat" % pid).read()
-            v = f[f.rindex(")") + 2:].split()
-            t += int(v[11]) + int(v[12])
-        except OSError:
-            pass
-    return t
-
-def children(pid):
-    try:
-        return [int(x) for x in open("/proc/%d/task/%d/children" % (pid, pid)).read().split()]
-    except OSError:
-        return []
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
 def run(argv, mode):
     t0 = time.monotonic()
     p = subprocess.run(argv, env=env(mode), capture_output=True, text=True)
@@ -96,24 +74,7 @@ try:
         d = "%s/nginx-%s" % (tmp, mode)
         os.makedirs(d)
         port = free_port()
-        open(d + "/nginx.conf", "w").write("""daemon off;
-master_process on;
-worker_processes 1;
-pid %(d)s/nginx.pid;
-error_log %(d)s/error.log warn;
-events { worker_connections 256; }
-http {
-  access_log off;
-  client_body_temp_path %(d)s/body; proxy_temp_path %(d)s/proxy; fastcgi_temp_path %(d)s/fastcgi;
-  uwsgi_temp_path %(d)s/uwsgi; scgi_temp_path %(d)s/scgi;
-  server {
-    listen 127.0.0.1:%(port)d ssl;
-    ssl_certificate %(crt)s;
-    ssl_certificate_key %(key)s;
-    location = /small { return 200 "hello\\n"; }
-  }
-}
-""" % dict(d=d, port=port, crt=crt, key=key))
+        open(d + "/nginx.conf", "w").write(nginx_conf(d, port, crt, key))
         p = subprocess.Popen(["/usr/sbin/nginx", "-p", d, "-c", d + "/nginx.conf"], env=env(mode),
                              stdout=open(d + "/out.log", "w"), stderr=subprocess.STDOUT, start_new_session=True)
         procs.append(p)

@@ -208,34 +208,64 @@ static int64_t gap_left(int64_t now)
 /* ---- a wait with a timeout --------------------------------------------------------- */
 
 /*
- * wait(ctx, ns) waits up to ns (-1: without end, 0: only asks), returns
- * what the call returns: > 0 ready, 0 nothing before the timeout, < 0 an
- * error (errno).  Runs a wait of ns as the header says.
+ * wait(ctx, ns, mask) waits up to ns (-1: without end, 0: only asks),
+ * returns what the call returns: > 0 ready, 0 nothing before the timeout,
+ * < 0 an error (errno).  mask, when not NULL, is the signal mask to wait
+ * with, set atomically by the call (ppoll, epoll_pwait, pselect); a mask
+ * the program gave comes first.
  */
-typedef long (*wait_fn)(void *ctx, int64_t ns);
+typedef long (*wait_fn)(void *ctx, int64_t ns, const sigset_t *mask);
+
+/*
+ * The second part of a split wait.  A signal that came between the parts
+ * would be handled and not end the wait, where the program's own call
+ * would have returned EINTR: every signal is blocked from the end of the
+ * first part (the instant between its return and that block excepted) to
+ * the second part, which waits with the program's mask.  Under a seccomp
+ * filter only the program's own call is made: a signal during the
+ * clearing then does not end the wait.
+ */
+static long clear_then_wait(wait_fn wait, void *ctx, int64_t ns)
+{
+	sigset_t all, old;
+
+	if (hp_sandboxed()) {
+		clear_now();
+		return wait(ctx, ns, NULL);
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	clear_now();
+	long r = wait(ctx, ns, &old);
+	int e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return r;
+}
 
 static long wait_planned(wait_fn wait, void *ctx, int64_t ns)
 {
 	if (ns == 0 || !hp_stack_on())
-		return wait(ctx, ns);
+		return wait(ctx, ns, NULL);
 	int64_t t0 = mono_ns(), left = gap_left(t0);
 	if (!left) {
-		long r = wait(ctx, 0);
+		/* a signal during this clearing comes before the wait: as
+		 * one before the program's own call */
+		long r = wait(ctx, 0, NULL);
 		if (r != 0)
 			return r;
 		clear_now();
-		return wait(ctx, ns);
+		return wait(ctx, ns, NULL);
 	}
 	if (ns > 0 && ns <= left)
-		return wait(ctx, ns);
-	long r = wait(ctx, left);
+		return wait(ctx, ns, NULL);
+	long r = wait(ctx, left, NULL);
 	if (r != 0)
 		return r;
-	clear_now();
 	if (ns < 0)
-		return wait(ctx, -1);
+		return clear_then_wait(wait, ctx, -1);
 	int64_t rest = ns - (mono_ns() - t0);
-	return wait(ctx, rest > 0 ? rest : 0);
+	return clear_then_wait(wait, ctx, rest > 0 ? rest : 0);
 }
 
 /* A timeout in ms (negative: none) as ns, and back (rounded up). */
@@ -261,14 +291,14 @@ struct pollctx {
 	int ppoll;
 };
 
-static long poll_wait(void *c, int64_t ns)
+static long poll_wait(void *c, int64_t ns, const sigset_t *mask)
 {
 	struct pollctx *p = c;
 
-	if (!p->ppoll)
+	if (!p->ppoll && !mask)
 		return real_poll(p->fds, p->nfds, ns_ms(ns));
 	struct timespec t = ns_ts(ns);
-	return real_ppoll(p->fds, p->nfds, ns < 0 ? NULL : &t, p->mask);
+	return real_ppoll(p->fds, p->nfds, ns < 0 ? NULL : &t, p->mask ? p->mask : mask);
 }
 
 HP_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
@@ -296,12 +326,12 @@ struct epollctx {
 	int pwait;
 };
 
-static long epoll_part(void *c, int64_t ns)
+static long epoll_part(void *c, int64_t ns, const sigset_t *mask)
 {
 	struct epollctx *e = c;
 
-	if (e->pwait)
-		return real_epoll_pwait(e->epfd, e->ev, e->max, ns_ms(ns), e->mask);
+	if (e->pwait || mask)
+		return real_epoll_pwait(e->epfd, e->ev, e->max, ns_ms(ns), e->mask ? e->mask : mask);
 	return real_epoll_wait(e->epfd, e->ev, e->max, ns_ms(ns));
 }
 
@@ -340,7 +370,7 @@ static size_t set_bytes(int nfds)
 	return ((size_t)nfds + 63) / 64 * 8;
 }
 
-static long select_part(void *c, int64_t ns)
+static long select_part(void *c, int64_t ns, const sigset_t *mask)
 {
 	struct selctx *s = c;
 	fd_set work[3];
@@ -349,9 +379,9 @@ static long select_part(void *c, int64_t ns)
 
 	memcpy(work, s->orig, sizeof(work));
 	int r;
-	if (s->pselect) {
+	if (s->pselect || mask) {
 		r = real_pselect(s->nfds, s->set[0] ? &work[0] : NULL, s->set[1] ? &work[1] : NULL,
-				 s->set[2] ? &work[2] : NULL, ns < 0 ? NULL : &t, s->mask);
+				 s->set[2] ? &work[2] : NULL, ns < 0 ? NULL : &t, s->mask ? s->mask : mask);
 	} else { /* the program's own system call (a seccomp filter may allow only it) */
 		struct timeval tv = { t.tv_sec, t.tv_nsec / 1000 + (t.tv_nsec % 1000 != 0) };
 		r = real_select(s->nfds, s->set[0] ? &work[0] : NULL, s->set[1] ? &work[1] : NULL,
@@ -654,6 +684,7 @@ static int splittable(clockid_t c)
 static int sleep_planned(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
 	resolve_clock_nanosleep();
+	resolve_ppoll();
 	if (!hp_stack_on() || !valid_ts(req))
 		return real_clock_nanosleep(clk, flags, req, rem);
 	struct timespec now;
@@ -672,9 +703,20 @@ static int sleep_planned(clockid_t clk, int flags, const struct timespec *req, s
 	}
 	struct timespec part = ns_ts(ts_ns(&now) + left), end = ns_ts(deadline);
 	int r = real_clock_nanosleep(clk, TIMER_ABSTIME, &part, NULL);
-	if (r == 0) {
+	if (r == 0 && hp_sandboxed()) {
 		clear_now();
 		r = real_clock_nanosleep(clk, TIMER_ABSTIME, &end, NULL);
+	} else if (r == 0) {
+		/* the rest as clear_then_wait() does it: ppoll without
+		 * descriptors, with the program's mask */
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		clear_now();
+		clock_gettime(clk, &now);
+		struct timespec rest = ns_ts(deadline - ts_ns(&now));
+		r = real_ppoll(NULL, 0, &rest, &old) < 0 ? errno : 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	if (r == EINTR && !(flags & TIMER_ABSTIME) && rem) {
 		clock_gettime(clk, &now);

@@ -264,10 +264,42 @@ static void *signal_later(void *arg)
 	return NULL;
 }
 
+/* Wait on cv until another thread sets flag, 20 ms later (after a clearing
+ * just before the wait when recent_first: recent()). */
+static void recent(void);
+static void cond_signalled(int recent_first)
+{
+	pthread_t t;
+
+	flag = 0;
+	if (pthread_create(&t, NULL, signal_later, NULL))
+		abort();
+	pthread_mutex_lock(&mu);
+	if (recent_first)
+		recent();
+	while (!flag)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	pthread_join(t, NULL);
+}
+
+/* The time on clock c, ms from now. */
+static struct timespec in_ms(clockid_t c, long ms)
+{
+	struct timespec t;
+
+	clock_gettime(c, &t);
+	t.tv_nsec += ms * 1000000;
+	while (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
+}
+
 static void check_sleeps(void)
 {
 	struct timespec t0, t1, d = { 0, 5000000 }, abs;
-	pthread_t t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int r = nanosleep(&d, NULL);
@@ -284,22 +316,9 @@ static void check_sleeps(void)
 	CHECK("sleeps", r == 0 && us >= 10000, "slept %ld us", us);
 	CHECK("sleep-0", sleep(0) == 0, "sleep(0)");
 
-	flag = 0;
-	if (pthread_create(&t, NULL, signal_later, NULL))
-		abort();
-	pthread_mutex_lock(&mu);
-	while (!flag)
-		pthread_cond_wait(&cv, &mu);
-	pthread_mutex_unlock(&mu);
-	pthread_join(t, NULL);
+	cond_signalled(0);
 	CHECK("cond-wait", flag == 1, "no signal");
-	struct timespec soon;
-	clock_gettime(CLOCK_REALTIME, &soon);
-	soon.tv_nsec += 5000000;
-	if (soon.tv_nsec >= 1000000000) {
-		soon.tv_sec++;
-		soon.tv_nsec -= 1000000000;
-	}
+	struct timespec soon = in_ms(CLOCK_REALTIME, 5);
 	pthread_mutex_lock(&mu);
 	r = pthread_cond_timedwait(&cv, &mu, &soon);
 	pthread_mutex_unlock(&mu);
@@ -390,26 +409,12 @@ static void check_split(void)
 	CHECK("split-nanosleep-eintr", rc == -1 && errno == EINTR && rem.tv_sec == 0 && rem.tv_nsec > 0 &&
 	      rem.tv_nsec < 90000000, "returned %d, %ld ns left", rc, rem.tv_nsec);
 
-	flag = 0;
-	if (pthread_create(&t, NULL, signal_later, NULL))
-		abort();
-	pthread_mutex_lock(&mu);
-	recent();
-	while (!flag)
-		pthread_cond_wait(&cv, &mu);
-	pthread_mutex_unlock(&mu);
-	pthread_join(t, NULL);
+	cond_signalled(1);
 	CHECK("split-cond-wait", flag == 1, "no signal");
-	struct timespec dl;
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_nsec += 4000000;
-	if (dl.tv_nsec >= 1000000000) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000;
-	}
 	pthread_mutex_lock(&mu);
 	recent();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	struct timespec dl = in_ms(CLOCK_REALTIME, 4);
 	rc = pthread_cond_clockwait(&cv, &mu, CLOCK_REALTIME, &dl);
 	us = since_us(&t0);
 	pthread_mutex_unlock(&mu);
