@@ -19,6 +19,7 @@
 #ifndef SECRETMEM_HP_H
 #define SECRETMEM_HP_H
 
+#include <signal.h>
 #include <stddef.h>
 
 /* Write "secretmem-heap: warning: <msg>\n" to stderr with one write(2). */
@@ -67,6 +68,10 @@ void hp_sandbox_seen(void);
 /* Read the process's seccomp state (/proc/self/status), find glibc's
  * prctl. */
 void hp_sandbox_check(void);
+
+/* A sigaltstack(2) call of the program's succeeded with ss (also one made
+ * through syscall(2): mmcalls.c). */
+void hp_stack_altstack(const stack_t *ss);
 
 /* The definition of name that this module's stands in front of (glibc's),
  * found at the first call: real_name, set by resolve_name(). */

@@ -28,7 +28,9 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "slab.h"
@@ -324,9 +326,12 @@ HP_EXPORT long syscall(long n, ...)
 	default:
 		break;
 	}
-	if (n == SYS_seccomp && !(ra >= __ehdr_start && ra < __etext))
+	int mine = ra >= __ehdr_start && ra < __etext;
+	if (!mine && (n == SYS_seccomp || (n == SYS_prctl && a[0] == PR_SET_SECCOMP)))
 		hp_sandbox_seen(); /* sandbox.c */
 	long r = raw6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (!mine && n == SYS_sigaltstack && r == 0)
+		hp_stack_altstack((const stack_t *)a[0]); /* stackclear.c */
 	if ((unsigned long)r > -4096UL) {
 		errno = (int)-r;
 		return -1;

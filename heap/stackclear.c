@@ -19,9 +19,11 @@
  * every thread's, a stack the program gave with pthread_attr_setstack),
  * learnt at its first clearing.  Not cleared: a stack the thread is not on
  * - a signal handler on its sigaltstack, a coroutine on a stack given to
- * swapcontext or setcontext (both remembered here: such a stack may be an
+ * swapcontext or setcontext (both noted here: such a stack may be an
  * array in a live frame of the thread's own stack); those from malloc are
- * in secret memory already - and a thread whose bounds glibc cannot give.
+ * in secret memory already - a thread on a stack the program gave
+ * (pthread_attr_setstack: its guard pages, if any, are its own), and a
+ * thread whose bounds are unknown.
  *
  * A thread that ends leaves its frames too, and glibc keeps the stacks of
  * ended threads for new ones: pthread_create runs every thread under a
@@ -43,6 +45,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "slab.h"
+#include "internal.h"
 #include "hp.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
@@ -97,7 +100,7 @@ int hp_stack_on(void)
 #endif
 	int unknown = ON_UNKNOWN;
 	if (!__atomic_compare_exchange_n(&on_state, &unknown, s, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		s = unknown; /* decided meanwhile (note_costack) */
+		s = unknown; /* another thread decided meanwhile */
 	return s == ON_YES;
 }
 
@@ -106,14 +109,16 @@ int hp_stack_on(void)
 enum { ST_NEW = 0, ST_KNOWN, ST_NONE, ST_BUSY };
 
 struct tstack {
-	uintptr_t lo, hi;     /* the stack glibc gives for the thread            */
-	uintptr_t vstart;     /* its lowest mapped page (the main stack grows)   */
+	uintptr_t lo, hi;     /* the thread's stack                              */
 	uintptr_t low;        /* the lowest page seen holding memory             */
 	uintptr_t alt_lo, alt_hi; /* the thread's sigaltstack, if any           */
+	long tid;             /* the thread's: a clone(CLONE_VM) child that
+	                         shares this TLS is not this thread             */
 	unsigned char state;  /* ST_*                                            */
+	unsigned char grows;  /* the main thread's: lo moves down               */
+	unsigned char given;  /* a stack the program gave (pthread_attr_setstack) */
 };
 static __thread struct tstack t_st __attribute__((tls_model("initial-exec")));
-
 
 /* 1 if the page at p is mapped (mincore answers for it). */
 static int mapped(uintptr_t p)
@@ -123,89 +128,110 @@ static int mapped(uintptr_t p)
 	return syscall(SYS_mincore, (void *)p, (size_t)PAGE, &v) == 0;
 }
 
-/* The lowest page of [lo, top) from which everything up to top is mapped
- * (the main thread's stack mapping starts above glibc's lower bound, which
- * comes from RLIMIT_STACK).  top is mapped. */
-static uintptr_t lowest_mapped(uintptr_t lo, uintptr_t top)
-{
-	uintptr_t a = (lo + PAGE - 1) & ~(uintptr_t)(PAGE - 1), b = top; /* b is mapped */
+struct vma {
+	uintptr_t sp, lo, hi;
+	int stack; /* the "[stack]" line */
+};
 
-	if (a >= b || mapped(a))
-		return a < b ? a : b;
-	while (b - a > PAGE) { /* a unmapped, b mapped */
-		uintptr_t m = a + ((b - a) / 2 & ~(uintptr_t)(PAGE - 1));
-		if (mapped(m))
-			b = m;
-		else
-			a = m;
-	}
-	return b;
+static int find_vma(const struct sm_mapline *m, void *arg)
+{
+	struct vma *v = arg;
+
+	if (v->sp < m->lo || v->sp >= m->hi)
+		return 0;
+	v->lo = m->lo;
+	v->hi = m->hi;
+	v->stack = strcmp(m->path, "[stack]") == 0;
+	return 1;
+}
+
+/* The mapping sp is in (/proc/self/maps with raw system calls: glibc's
+ * pthread_getattr_np reads it through fopen for the main thread, and a
+ * FILE open while another thread forks is touched by the child before the
+ * heap is its own). */
+static int vma_of(uintptr_t sp, struct vma *v)
+{
+	char buf[4096];
+
+	v->sp = sp;
+	return sm_maps_walk(buf, sizeof(buf), find_vma, v) == 1 ? 0 : -1;
 }
 
 __attribute__((noinline)) static void stack_learn(uintptr_t sp)
 {
-	pthread_attr_t a;
-	void *addr;
-	size_t size;
-
 	t_st.state = ST_BUSY; /* a wait in a signal handler meanwhile: skipped */
-	if (pthread_getattr_np(pthread_self(), &a) != 0) {
+	t_st.tid = syscall(SYS_gettid);
+	if (t_st.given) { /* its guard pages, if any, are the program's own */
 		t_st.state = ST_NONE;
 		return;
 	}
-	int ok = pthread_attr_getstack(&a, &addr, &size) == 0;
-	pthread_attr_destroy(&a);
-	uintptr_t lo = (uintptr_t)addr, hi = lo + size;
-	if (!ok || sp < lo || sp >= hi) {
-		t_st.state = ST_NONE;
-		return;
+	if (t_st.tid == getpid()) { /* the main thread: its "[stack]" mapping */
+		struct vma v;
+		if (vma_of(sp, &v) != 0 || !v.stack) {
+			t_st.state = ST_NONE;
+			return;
+		}
+		t_st.lo = v.lo;
+		t_st.hi = v.hi;
+		t_st.grows = 1;
+	} else {
+		pthread_attr_t a;
+		void *addr;
+		size_t size;
+		if (pthread_getattr_np(pthread_self(), &a) != 0) {
+			t_st.state = ST_NONE;
+			return;
+		}
+		int ok = pthread_attr_getstack(&a, &addr, &size) == 0;
+		pthread_attr_destroy(&a);
+		t_st.lo = (uintptr_t)addr;
+		t_st.hi = t_st.lo + size;
+		if (!ok || sp < t_st.lo || sp >= t_st.hi || !mapped(t_st.lo)) {
+			t_st.state = ST_NONE;
+			return;
+		}
 	}
-	t_st.lo = lo;
-	t_st.hi = hi;
-	t_st.vstart = lowest_mapped(lo, sp & ~(uintptr_t)(PAGE - 1));
 	t_st.low = sp & ~(uintptr_t)(PAGE - 1);
 	t_st.state = ST_KNOWN;
 }
 
 /*
- * Stacks the program runs coroutines on (swapcontext, setcontext): a wait
- * with the stack pointer in one is not cleared, as one on a signal stack
- * is not - such a stack may be an array in a live frame of the thread's
- * own stack.  Kept for the life of the process; when there are more than
- * COSTACKS, stacks are cleared no more.
+ * A coroutine on an array of the thread's own stack (makecontext on a
+ * local array, then swapcontext): the frames below that array are live,
+ * so a wait on it is not cleared, as one on a signal stack is not.  At
+ * each swapcontext or setcontext the module looks at the context it goes
+ * to: its stack pointer inside its uc_stack, and that uc_stack inside the
+ * thread's stack, means "on such a coroutine" until the next switch.  A
+ * coroutine that ends through uc_link (glibc switches without calling
+ * setcontext) leaves the thread marked so until its next switch: its
+ * waits are not cleared meanwhile.  Coroutine stacks from malloc or mmap
+ * are outside the thread's stack, which is all a clearing reaches.
  */
-#define COSTACKS 32
-static uintptr_t co_lo[COSTACKS], co_hi[COSTACKS];
-static int n_co;
-static pthread_mutex_t co_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread unsigned char t_on_co __attribute__((tls_model("initial-exec")));
 
-static int on_costack(uintptr_t sp)
+static uintptr_t context_sp(const ucontext_t *u)
 {
-	int n = __atomic_load_n(&n_co, __ATOMIC_ACQUIRE);
-
-	for (int i = 0; i < n; i++)
-		if (sp >= co_lo[i] && sp < co_hi[i])
-			return 1;
+#if defined(__x86_64__)
+	return (uintptr_t)u->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+	return (uintptr_t)u->uc_mcontext.sp;
+#else
+	(void)u;
 	return 0;
+#endif
 }
 
-static void note_costack(const ucontext_t *u)
+static void note_switch(const ucontext_t *u)
 {
-	if (!u || !u->uc_stack.ss_sp || !u->uc_stack.ss_size)
+	uintptr_t sp;
+
+	if (!u || !hp_stack_on())
 		return;
-	uintptr_t lo = (uintptr_t)u->uc_stack.ss_sp, hi = lo + u->uc_stack.ss_size;
-	if (hi <= lo || on_costack(lo))
-		return;
-	pthread_mutex_lock(&co_lock);
-	int n = n_co;
-	if (n < COSTACKS) {
-		co_lo[n] = lo;
-		co_hi[n] = hi;
-		__atomic_store_n(&n_co, n + 1, __ATOMIC_RELEASE);
-	} else {
-		__atomic_store_n(&on_state, ON_NO, __ATOMIC_RELAXED);
-	}
-	pthread_mutex_unlock(&co_lock);
+	SP_NOW(sp);
+	if (t_st.state == ST_NEW && !hp_sandboxed())
+		stack_learn(sp);
+	uintptr_t lo = (uintptr_t)u->uc_stack.ss_sp, hi = lo + u->uc_stack.ss_size, to = context_sp(u);
+	t_on_co = t_st.state == ST_KNOWN && lo && hi > lo && to > lo && to <= hi && lo >= t_st.lo && hi <= t_st.hi;
 }
 
 /* ---- the clearing --------------------------------------------------------------- */
@@ -258,16 +284,22 @@ __attribute__((noinline)) static uintptr_t clear_pages(void)
 		if (t_st.state != ST_KNOWN)
 			return 0;
 	}
-	if (sp < t_st.vstart || sp >= t_st.hi || (sp >= t_st.alt_lo && sp < t_st.alt_hi) || on_costack(sp))
+	if (sp < t_st.lo || sp >= t_st.hi || (sp >= t_st.alt_lo && sp < t_st.alt_hi) || t_on_co)
 		return 0; /* on another stack: a signal stack, a coroutine's */
 	uintptr_t cut = sp & ~(uintptr_t)(PAGE - 1);
 	if (!hp_sandboxed()) {
-		if (t_st.vstart > t_st.lo && mapped(t_st.vstart - PAGE)) /* the main stack grew */
-			t_st.vstart = lowest_mapped(t_st.lo, t_st.vstart - PAGE);
-		size_t pages = (cut - t_st.vstart) / PAGE;
+		if (syscall(SYS_gettid) != t_st.tid)
+			return 0; /* a clone(CLONE_VM) child on this thread's TLS */
+		if (t_st.grows && mapped(t_st.lo - PAGE)) { /* the main stack grew */
+			struct vma v;
+			if (vma_of(sp, &v) != 0 || !v.stack)
+				return 0;
+			t_st.lo = v.lo;
+		}
+		size_t pages = (cut - t_st.lo) / PAGE;
 		unsigned char vec[pages < VEC ? pages + 1 : VEC];
-		for (uintptr_t top = cut; top > t_st.vstart;) { /* from the top down */
-			size_t n = (top - t_st.vstart) / PAGE < VEC ? (top - t_st.vstart) / PAGE : VEC;
+		for (uintptr_t top = cut; top > t_st.lo;) { /* from the top down */
+			size_t n = (top - t_st.lo) / PAGE < VEC ? (top - t_st.lo) / PAGE : VEC;
 			uintptr_t base = top - n * PAGE;
 			if (syscall(SYS_mincore, (void *)base, n * PAGE, vec) != 0) {
 				hp_sandbox_seen(); /* refused: a filter */
@@ -346,32 +378,40 @@ void hp_stack_clear(void)
 /* Remembered so that a wait inside a handler that runs on it is not taken
  * for a wait on the thread's stack (the signal stack may be an array on
  * that stack, above live frames). */
+void hp_stack_altstack(const stack_t *ss)
+{
+	if (!ss)
+		return;
+	if (ss->ss_flags & SS_DISABLE) {
+		t_st.alt_lo = t_st.alt_hi = 0;
+	} else {
+		t_st.alt_lo = (uintptr_t)ss->ss_sp;
+		t_st.alt_hi = (uintptr_t)ss->ss_sp + ss->ss_size;
+	}
+}
+
 HP_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
 	resolve_sigaltstack();
 	int r = real_sigaltstack(ss, old);
-	if (r == 0 && ss) {
-		if (ss->ss_flags & SS_DISABLE) {
-			t_st.alt_lo = t_st.alt_hi = 0;
-		} else {
-			t_st.alt_lo = (uintptr_t)ss->ss_sp;
-			t_st.alt_hi = (uintptr_t)ss->ss_sp + ss->ss_size;
-		}
-	}
+	if (r == 0)
+		hp_stack_altstack(ss);
 	return r;
 }
 
 HP_EXPORT int swapcontext(ucontext_t *old, const ucontext_t *ucp)
 {
 	resolve_swapcontext();
-	note_costack(ucp);
-	return real_swapcontext(old, ucp);
+	note_switch(ucp);
+	int r = real_swapcontext(old, ucp);
+	note_switch(old); /* back: where the thread left from */
+	return r;
 }
 
 HP_EXPORT int setcontext(const ucontext_t *ucp)
 {
 	resolve_setcontext();
-	note_costack(ucp);
+	note_switch(ucp);
 	return real_setcontext(ucp);
 }
 
@@ -387,6 +427,7 @@ HP_EXPORT int setcontext(const ucontext_t *ucp)
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	int given; /* the program gave the thread's stack */
 	int taken;
 };
 
@@ -436,6 +477,7 @@ static void *run_thread(void *p)
 	struct start *s = p;
 	void *(*fn)(void *) = s->fn, *arg = s->arg;
 
+	t_st.given = (unsigned char)s->given;
 	start_drop(s);
 	return run_body(fn, arg);
 }
@@ -448,8 +490,12 @@ HP_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*f
 	struct start *s = start_record();
 	if (!s)
 		return EAGAIN;
+	void *sa;
+	size_t ss;
 	s->fn = fn;
 	s->arg = arg;
+	/* glibc answers stackaddr - stacksize, which is 0 when none was set */
+	s->given = attr && pthread_attr_getstack(attr, &sa, &ss) == 0 && (uintptr_t)sa + ss != 0;
 	int r = real_pthread_create(t, attr, run_thread, s);
 	if (r != 0)
 		start_drop(s);

@@ -57,6 +57,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,6 +65,7 @@
 #include "hp.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
+extern void __chk_fail(void) __attribute__((noreturn));
 #define GAP_NS 10000000ll /* 10 ms */
 #define MS_NS 1000000ll
 #define S_NS 1000000000ll
@@ -86,6 +88,9 @@ HP_REAL(sleep)
 HP_REAL(usleep)
 HP_REAL(pthread_cond_clockwait)
 HP_REAL(close)
+HP_REAL(close_range)
+HP_REAL(closefrom)
+HP_REAL(fcntl64)
 HP_REAL(dup2)
 HP_REAL(dup3)
 HP_REAL(fcntl)
@@ -139,6 +144,9 @@ void hp_waits_resolve(void)
 	resolve_usleep();
 	resolve_pthread_cond_clockwait();
 	resolve_close();
+	resolve_close_range();
+	resolve_closefrom();
+	resolve_fcntl64();
 	resolve_dup2();
 	resolve_dup3();
 	resolve_fcntl();
@@ -387,7 +395,7 @@ static long select_part(void *c, int64_t ns, const sigset_t *mask)
 		r = real_select(s->nfds, s->set[0] ? &work[0] : NULL, s->set[1] ? &work[1] : NULL,
 				s->set[2] ? &work[2] : NULL, ns < 0 ? NULL : &tv);
 	}
-	if (r >= 0)
+	if (r > 0) /* ready: the answer's sets; else the program's stay */
 		for (int i = 0; i < 3; i++)
 			if (s->set[i])
 				memcpy(s->set[i], &work[i], n);
@@ -401,7 +409,12 @@ static long select_planned(int nfds, fd_set *r, fd_set *w, fd_set *x, int64_t ns
 	for (int i = 0; i < 3; i++)
 		if (s.set[i])
 			memcpy(&s.orig[i], s.set[i], set_bytes(nfds));
-	return wait_planned(select_part, &s, ns);
+	long ret = wait_planned(select_part, &s, ns);
+	if (ret == 0) /* the timeout: empty sets, as select's; an error keeps them */
+		for (int i = 0; i < 3; i++)
+			if (s.set[i])
+				memset(s.set[i], 0, set_bytes(nfds));
+	return ret;
 }
 
 HP_EXPORT int select(int nfds, fd_set *r, fd_set *w, fd_set *x, struct timeval *tmo)
@@ -439,20 +452,13 @@ HP_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct ti
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
-/* Under a seccomp filter (sandbox.c) nothing is asked: a call on a
- * descriptor clears before it, whether it would wait or not. */
-static int sandbox_clear(void)
-{
-	if (!hp_sandboxed())
-		return 0;
-	clear_now();
-	return 1;
-}
 
 /*
- * Descriptors found in non-blocking mode, per thread, for 100 ms: a call
- * on one goes to glibc at once (an event loop's reads cost no F_GETFL).
- * Any close, dup2, dup3, fcntl(F_SETFL) or ioctl(FIONBIO) of the
+ * What a descriptor is, per thread, for 100 ms: a regular file or block
+ * device (its reads never wait for anything outside), or one in
+ * non-blocking mode (it never waits); a call on either goes to glibc at
+ * once - an event loop's reads cost nothing.  Any close, close_range,
+ * closefrom, dup2, dup3, fcntl(F_SETFL) or ioctl(FIONBIO) of the
  * program's forgets them all; one that glibc makes inside (fclose,
  * pclose) is not seen, and then a blocking descriptor that took the
  * number within those 100 ms waits without a clearing.
@@ -467,7 +473,7 @@ struct memo {
 static __thread struct memo t_memo[MEMO] __attribute__((tls_model("initial-exec")));
 static unsigned fd_gen = 1;
 
-static int memo_nonblocking(int fd)
+static int memo_never_waits(int fd)
 {
 	const struct memo *m = &t_memo[(unsigned)fd % MEMO];
 
@@ -488,50 +494,47 @@ static void memo_forget(void)
 	__atomic_fetch_add(&fd_gen, 1, __ATOMIC_RELEASE);
 }
 
-/* 1 if fd is in non-blocking mode (a call on it never waits); errno kept.
- * A refusal (a seccomp filter's errno) counts as blocking. */
-static int nonblocking(int fd)
+/* 1 if a call on fd never waits for anything outside: a regular file or a
+ * block device, or a descriptor in non-blocking mode (remembered).  A
+ * refusal (a seccomp filter's errno) counts as "may wait".  errno kept. */
+static int never_waits(int fd)
 {
-	int e = errno, fl = fcntl(fd, F_GETFL);
+	int e = errno, fl = fcntl(fd, F_GETFL), yes = 0;
+	struct stat st;
 
 	if (fl < 0 && (errno == EPERM || errno == EACCES || errno == ENOSYS))
 		hp_sandbox_seen();
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		yes = 1;
+	else if (fl >= 0 && fstat(fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode)))
+		yes = 1;
 	errno = e;
-	if (fl >= 0 && (fl & O_NONBLOCK)) {
+	if (yes)
 		memo_put(fd);
-		return 1;
+	return yes;
+}
+
+/*
+ * Before a call on fd that may wait for it to be readable: nothing when it
+ * never waits (above); else poll(2) asks whether it is ready, without
+ * taking anything from it (SO_RCVLOWAT counts), and the thread is cleared
+ * when it is not.  always: clear without asking (accept, which several
+ * threads may wait in for one connection).  Under a seccomp filter
+ * nothing is asked: the thread is cleared.
+ */
+static void before_fd_call(int fd, int always)
+{
+	if (!hp_stack_on() || memo_never_waits(fd))
+		return;
+	if (hp_sandboxed()) {
+		clear_now();
+		return;
 	}
-	return 0;
-}
-
-/* A call on fd goes to glibc as it is: stacks are not cleared, or fd was
- * found non-blocking (it never waits), or under a seccomp filter (after a
- * clearing: nothing is asked). */
-static int fd_as_is(int fd)
-{
-	return !hp_stack_on() || memo_nonblocking(fd) || sandbox_clear();
-}
-
-/* A call on fd found nothing ready when tried without waiting (EAGAIN):
- * 1 when the call itself would return EAGAIN too (a non-blocking
- * descriptor), else the thread is cleared (it is about to wait) and 0. */
-static int nothing_ready(int fd)
-{
-	if (nonblocking(fd))
-		return 1;
-	clear_now();
-	return 0;
-}
-
-/* Before a call on fd that cannot be tried without waiting: clear if it
- * would wait (a blocking descriptor that poll(2) finds not ready). */
-static void before_fd_call(int fd)
-{
+	if (never_waits(fd))
+		return;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	int e = errno;
-
-	resolve_poll();
-	if (!nonblocking(fd) && real_poll(&p, 1, 0) == 0)
+	if (always || real_poll(&p, 1, 0) == 0)
 		clear_now();
 	errno = e;
 }
@@ -539,83 +542,86 @@ static void before_fd_call(int fd)
 HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	resolve_read();
-	if (!n || fd_as_is(fd))
-		return real_read(fd, buf, n);
-	/* the read itself, unless it would wait: preadv2 at the current
-	 * offset (-1) with RWF_NOWAIT (pipes, sockets, cached file data) */
-	struct iovec v = { buf, n };
-	ssize_t r = preadv2(fd, &v, 1, -1, RWF_NOWAIT);
-	if (r >= 0)
-		return r;
-	if (errno == EAGAIN) {
-		if (nothing_ready(fd))
-			return -1; /* EAGAIN, as the read would say */
-	} else if (errno == EPERM || errno == EACCES) {
-		hp_sandbox_seen(); /* a filter refused preadv2 */
-		clear_now();
-	} else if (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS) {
-		before_fd_call(fd); /* a file that cannot be read so */
-	} else {
-		return -1; /* EBADF, EFAULT, EISDIR...: the read's own answer */
-	}
+	if (n)
+		before_fd_call(fd, 0);
 	return real_read(fd, buf, n);
 }
-
-/*
- * The recv family is tried with MSG_DONTWAIT first (what it returns then is
- * the answer), unless the program asked for MSG_DONTWAIT, or MSG_WAITALL
- * (which waits for the whole length: cleared before, unless the socket is
- * non-blocking).
- */
-#define RECV_TRY(call_flags, ...)                                                      \
-	do {                                                                           \
-		if ((flags & MSG_DONTWAIT) || fd_as_is(fd))                            \
-			break;                                                         \
-		if (flags & MSG_WAITALL) {                                             \
-			if (!nonblocking(fd))                                          \
-				clear_now();                                           \
-			break;                                                         \
-		}                                                                      \
-		ssize_t tried = __VA_ARGS__;                                           \
-		if (tried >= 0 || errno != EAGAIN || nothing_ready(fd))                \
-			return tried;                                                  \
-	} while (0)
 
 HP_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	resolve_recv();
-	RECV_TRY(flags, real_recv(fd, buf, n, flags | MSG_DONTWAIT));
+	if (!(flags & MSG_DONTWAIT))
+		before_fd_call(fd, 0);
 	return real_recv(fd, buf, n, flags);
 }
 
 HP_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr, socklen_t *len)
 {
 	resolve_recvfrom();
-	RECV_TRY(flags, real_recvfrom(fd, buf, n, flags | MSG_DONTWAIT, addr, len));
+	if (!(flags & MSG_DONTWAIT))
+		before_fd_call(fd, 0);
 	return real_recvfrom(fd, buf, n, flags, addr, len);
 }
 
 HP_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	resolve_recvmsg();
-	RECV_TRY(flags, real_recvmsg(fd, msg, flags | MSG_DONTWAIT));
+	if (!(flags & MSG_DONTWAIT))
+		before_fd_call(fd, 0);
 	return real_recvmsg(fd, msg, flags);
 }
 
 HP_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	resolve_accept();
-	if (!fd_as_is(fd))
-		before_fd_call(fd);
+	before_fd_call(fd, 1);
 	return real_accept(fd, addr, len);
 }
 
 HP_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	resolve_accept4();
-	if (!fd_as_is(fd))
-		before_fd_call(fd);
+	before_fd_call(fd, 1);
 	return real_accept4(fd, addr, len, flags);
+}
+
+/* _FORTIFY_SOURCE's checked versions (glibc's call its internal read, recv,
+ * poll): checked here as glibc does, then the calls above. */
+HP_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		__chk_fail();
+	return read(fd, buf, n);
+}
+
+HP_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	if (n > buflen)
+		__chk_fail();
+	return recv(fd, buf, n, flags);
+}
+
+HP_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *addr,
+				 socklen_t *len)
+{
+	if (n > buflen)
+		__chk_fail();
+	return recvfrom(fd, buf, n, flags, addr, len);
+}
+
+HP_EXPORT int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < nfds)
+		__chk_fail();
+	return poll(fds, nfds, timeout);
+}
+
+HP_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo, const sigset_t *mask,
+			  size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < nfds)
+		__chk_fail();
+	return ppoll(fds, nfds, tmo, mask);
 }
 
 /* What makes the memo of non-blocking descriptors stale. */
@@ -624,6 +630,20 @@ HP_EXPORT int close(int fd)
 	resolve_close();
 	memo_forget();
 	return real_close(fd);
+}
+
+HP_EXPORT int close_range(unsigned int fd, unsigned int max, int flags)
+{
+	resolve_close_range();
+	memo_forget();
+	return real_close_range(fd, max, flags);
+}
+
+HP_EXPORT void closefrom(int fd)
+{
+	resolve_closefrom();
+	memo_forget();
+	real_closefrom(fd);
 }
 
 HP_EXPORT int dup2(int fd, int to)
@@ -651,6 +671,19 @@ HP_EXPORT int fcntl(int fd, int cmd, ...)
 	if (cmd == F_SETFL)
 		memo_forget();
 	return real_fcntl(fd, cmd, arg);
+}
+
+HP_EXPORT int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+
+	va_start(ap, cmd);
+	void *arg = va_arg(ap, void *);
+	va_end(ap);
+	resolve_fcntl64();
+	if (cmd == F_SETFL)
+		memo_forget();
+	return real_fcntl64(fd, cmd, arg);
 }
 
 HP_EXPORT int ioctl(int fd, unsigned long req, ...)
@@ -749,8 +782,10 @@ HP_EXPORT unsigned int sleep(unsigned int s)
 	resolve_sleep();
 	if (!hp_stack_on())
 		return real_sleep(s);
-	if (sleep_planned(CLOCK_MONOTONIC, 0, &req, &rem) == EINTR)
-		return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
+	if (sleep_planned(CLOCK_MONOTONIC, 0, &req, &rem) == EINTR) { /* as glibc's sleep */
+		errno = EINTR;
+		return (unsigned int)rem.tv_sec;
+	}
 	return 0;
 }
 
@@ -770,15 +805,28 @@ HP_EXPORT int usleep(useconds_t us)
 
 /* ---- condition waits ----------------------------------------------------------------- */
 
-/* pthread_cond_clockwait's contract, the wait split as sleeps are (a
- * wake-up after the first part is one a condition wait may have). */
+/*
+ * pthread_cond_clockwait's contract with the clearing.  A thread cleared
+ * less than GAP ago waits for what is left of GAP first; if nothing came,
+ * it clears and returns 0: a spurious wake-up, which a condition wait may
+ * have and its caller handles (it checks its predicate and waits again).
+ * Waiting on at once would lose a signal sent between the parts without
+ * the mutex.  The wait that follows within a millisecond on the same
+ * condition variable is not split again: an idle thread wakes once.
+ */
+static __thread const pthread_cond_t *t_cond_woke __attribute__((tls_model("initial-exec")));
+static __thread int64_t t_cond_at __attribute__((tls_model("initial-exec")));
+
 static int cond_planned(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, const struct timespec *t)
 {
 	resolve_pthread_cond_wait();
 	resolve_pthread_cond_clockwait();
 	int64_t now = mono_ns(), left = gap_left(now);
-	if (!left) {
-		clear_now();
+	int again = t_cond_woke == c && now - t_cond_at < MS_NS;
+	t_cond_woke = NULL;
+	if (!left || again) {
+		if (!again)
+			clear_now();
 		return t ? real_pthread_cond_clockwait(c, m, clk, t) : real_pthread_cond_wait(c, m);
 	}
 	struct timespec part = ns_ts(now + left), cnow;
@@ -788,7 +836,9 @@ static int cond_planned(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, co
 	if (r != ETIMEDOUT)
 		return r;
 	clear_now();
-	return t ? real_pthread_cond_clockwait(c, m, clk, t) : real_pthread_cond_wait(c, m);
+	t_cond_woke = c;
+	t_cond_at = mono_ns();
+	return 0;
 }
 
 HP_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
@@ -820,9 +870,10 @@ HP_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, cons
 /* ---- the other waits ------------------------------------------------------------------ */
 
 /*
- * Waits for a signal, a child, another thread or a semaphore: cleared
- * before every one that may wait (no GAP: they are not an event loop's
- * calls; a wait for a child with WNOHANG, or a zero timeout, never waits).
+ * Waits for a signal, a child, another thread or a semaphore: each is first
+ * tried without waiting (sem_trywait, pthread_tryjoin_np, WNOHANG, a zero
+ * timeout); when it would wait, the thread is cleared (no GAP: they are
+ * not an event loop's calls).  pause and sigsuspend always wait.
  */
 static void before_wait(void)
 {
@@ -844,76 +895,139 @@ HP_EXPORT int sigsuspend(const sigset_t *mask)
 	return real_sigsuspend(mask);
 }
 
+/* A signal of set pending: its number (and info), else -1 (EAGAIN: none). */
+static int signal_now(const sigset_t *set, siginfo_t *info)
+{
+	static const struct timespec zero;
+
+	return real_sigtimedwait(set, info, &zero);
+}
+
 HP_EXPORT int sigwait(const sigset_t *set, int *sig)
 {
 	resolve_sigwait();
-	before_wait();
+	resolve_sigtimedwait();
+	if (hp_stack_on()) {
+		int e = errno, n = signal_now(set, NULL);
+		errno = e;
+		if (n > 0) {
+			*sig = n;
+			return 0;
+		}
+		before_wait();
+	}
 	return real_sigwait(set, sig);
 }
 
 HP_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
 	resolve_sigwaitinfo();
-	before_wait();
+	resolve_sigtimedwait();
+	if (hp_stack_on()) {
+		int e = errno, n = signal_now(set, info);
+		if (n > 0 || errno != EAGAIN)
+			return n;
+		errno = e;
+		before_wait();
+	}
 	return real_sigwaitinfo(set, info);
 }
 
 HP_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *t)
 {
 	resolve_sigtimedwait();
-	if (!(t && t->tv_sec == 0 && t->tv_nsec == 0))
+	if (hp_stack_on() && !(t && t->tv_sec == 0 && t->tv_nsec == 0)) {
+		int e = errno, n = signal_now(set, info);
+		if (n > 0 || errno != EAGAIN)
+			return n;
+		errno = e;
 		before_wait();
+	}
 	return real_sigtimedwait(set, info, t);
-}
-
-HP_EXPORT pid_t wait(int *status)
-{
-	resolve_wait();
-	before_wait();
-	return real_wait(status);
-}
-
-HP_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
-{
-	resolve_waitpid();
-	if (!(options & WNOHANG))
-		before_wait();
-	return real_waitpid(pid, status, options);
-}
-
-HP_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
-{
-	resolve_waitid();
-	if (!(options & WNOHANG))
-		before_wait();
-	return real_waitid(type, id, info, options);
 }
 
 HP_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
 	resolve_wait4();
-	if (!(options & WNOHANG))
+	if (hp_stack_on() && !(options & WNOHANG)) {
+		pid_t r = real_wait4(pid, status, options | WNOHANG, ru);
+		if (r != 0)
+			return r;
 		before_wait();
+	}
 	return real_wait4(pid, status, options, ru);
+}
+
+HP_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	resolve_waitpid();
+	resolve_wait4();
+	if (hp_stack_on() && !(options & WNOHANG)) {
+		pid_t r = real_wait4(pid, status, options | WNOHANG, NULL);
+		if (r != 0)
+			return r;
+		before_wait();
+	}
+	return real_waitpid(pid, status, options);
+}
+
+HP_EXPORT pid_t wait(int *status)
+{
+	resolve_wait();
+	return waitpid(-1, status, 0);
+}
+
+HP_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+	resolve_waitid();
+	if (hp_stack_on() && !(options & WNOHANG) && info) {
+		info->si_pid = 0;
+		int r = real_waitid(type, id, info, options | WNOHANG);
+		if (r != 0 || info->si_pid != 0)
+			return r;
+		before_wait();
+	}
+	return real_waitid(type, id, info, options);
 }
 
 HP_EXPORT int pthread_join(pthread_t t, void **ret)
 {
 	resolve_pthread_join();
-	before_wait();
+	if (hp_stack_on()) {
+		int r = pthread_tryjoin_np(t, ret);
+		if (r != EBUSY)
+			return r;
+		before_wait();
+	}
 	return real_pthread_join(t, ret);
 }
 
 HP_EXPORT int sem_wait(sem_t *sem)
 {
 	resolve_sem_wait();
-	before_wait();
+	if (hp_stack_on()) {
+		int e = errno;
+		if (sem_trywait(sem) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -1;
+		errno = e;
+		before_wait();
+	}
 	return real_sem_wait(sem);
 }
 
 HP_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *t)
 {
 	resolve_sem_timedwait();
-	before_wait();
+	if (hp_stack_on()) {
+		int e = errno;
+		if (sem_trywait(sem) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -1;
+		errno = e;
+		before_wait();
+	}
 	return real_sem_timedwait(sem, t);
 }

@@ -423,6 +423,84 @@ static void check_split(void)
 	close(a[1]);
 }
 
+/* ---- what the module's tries must not change -------------------------------- */
+
+static void check_answers(void)
+{
+	int a[2];
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	struct itimerval it = { { 0, 0 }, { 0, 20000 } };
+
+	if (pipe(a))
+		abort();
+	sigaction(SIGALRM, &sa, NULL);
+	for (int split = 0; split < 2; split++) {
+		fd_set r;
+		struct timeval tv = { 2, 0 };
+		FD_ZERO(&r);
+		FD_SET(a[0], &r);
+		if (split)
+			recent();
+		setitimer(ITIMER_REAL, &it, NULL);
+		errno = 0;
+		int n = select(a[0] + 1, &r, NULL, NULL, &tv);
+		CHECK(split ? "select-eintr-split" : "select-eintr", n == -1 && errno == EINTR && FD_ISSET(a[0], &r),
+		      "returned %d, the set %s", n, FD_ISSET(a[0], &r) ? "kept" : "emptied");
+	}
+
+	struct itimerval it2 = { { 0, 0 }, { 0, 200000 } };
+	setitimer(ITIMER_REAL, &it2, NULL);
+	errno = 0;
+	unsigned left = sleep(2); /* glibc: the whole seconds left */
+	CHECK("sleep-eintr", left == 1 && errno == EINTR, "returned %u", left);
+
+	/* a regular file: read whole, without its pages cached, O_NONBLOCK
+	 * too; a successful read leaves errno */
+	char path[] = "/tmp/heap_waits.XXXXXX";
+	int f = mkstemp(path);
+	size_t len = (size_t)4 << 20;
+	char *buf = malloc(len), *back = malloc(len);
+	if (f < 0 || !buf || !back)
+		abort();
+	memset(buf, 'f', len);
+	if (write(f, buf, len) != (ssize_t)len || fsync(f) != 0)
+		abort();
+	close(f);
+	for (int nb = 0; nb < 2; nb++) {
+		int g = open(path, O_RDONLY | (nb ? O_NONBLOCK : 0));
+		if (g < 0)
+			abort();
+		posix_fadvise(g, 0, 0, POSIX_FADV_DONTNEED);
+		char c;
+		if (pread(g, &c, 1, 0) != 1) /* the first page cached, the rest not */
+			abort();
+		errno = 0;
+		ssize_t got = read(g, back, len);
+		CHECK(nb ? "read-file-nonblocking" : "read-file-whole", got == (ssize_t)len && errno == 0,
+		      "read %zd of %zu", got, len);
+		close(g);
+	}
+	unlink(path);
+	free(buf);
+	free(back);
+
+	int s[2], lowat = 20;
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, s) || setsockopt(s[0], SOL_SOCKET, SO_RCVLOWAT, &lowat, sizeof(lowat)))
+		abort();
+	char ten[10] = "0123456789", got[64];
+	if (write(s[1], ten, 10) != 10)
+		abort();
+	struct later l = { s[1], 30, ten, 10 };
+	pthread_t t = start_writer(&l);
+	ssize_t n = recv(s[0], got, sizeof(got), 0);
+	CHECK("recv-rcvlowat", n == 20, "returned %zd", n);
+	pthread_join(t, NULL);
+	close(s[0]);
+	close(s[1]);
+	close(a[0]);
+	close(a[1]);
+}
+
 /* ---- live frames are never cleared ---------------------------------------- */
 
 static volatile int seen;
@@ -592,6 +670,12 @@ static void check_threads(void)
 		abort();
 	pthread_join(t, NULL);
 	CHECK("given-stack", ok, "the live frame changed");
+	/* the same with its lowest page filled, then made a guard */
+	memset(mem, 1, size);
+	if (mprotect(mem, 4096, PROT_NONE) || pthread_create(&t, &a, small_waiter, &ok))
+		abort();
+	pthread_join(t, NULL);
+	CHECK("given-stack-guard", ok, "the live frame changed");
 	pthread_attr_destroy(&a);
 	munmap(mem, size);
 
@@ -615,6 +699,7 @@ int main(void)
 	check_accept();
 	check_sleeps();
 	check_split();
+	check_answers();
 	check_altstack();
 	check_coroutine();
 	check_coroutine_on_stack();
