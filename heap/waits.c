@@ -90,7 +90,6 @@ HP_REAL(pthread_cond_clockwait)
 HP_REAL(close)
 HP_REAL(close_range)
 HP_REAL(closefrom)
-HP_REAL(fcntl64)
 HP_REAL(dup2)
 HP_REAL(dup3)
 HP_REAL(fcntl)
@@ -146,7 +145,6 @@ void hp_waits_resolve(void)
 	resolve_close();
 	resolve_close_range();
 	resolve_closefrom();
-	resolve_fcntl64();
 	resolve_dup2();
 	resolve_dup3();
 	resolve_fcntl();
@@ -673,18 +671,11 @@ HP_EXPORT int fcntl(int fd, int cmd, ...)
 	return real_fcntl(fd, cmd, arg);
 }
 
-HP_EXPORT int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-
-	va_start(ap, cmd);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	resolve_fcntl64();
-	if (cmd == F_SETFL)
-		memo_forget();
-	return real_fcntl64(fd, cmd, arg);
-}
+/* fcntl64 (what -D_FILE_OFFSET_BITS=64 programs call) is the same
+ * function on a 64-bit system: the same here. */
+#if __SIZEOF_LONG__ == 8
+extern __typeof__(fcntl) fcntl64 __attribute__((alias("fcntl"), visibility("default")));
+#endif
 
 HP_EXPORT int ioctl(int fd, unsigned long req, ...)
 {
