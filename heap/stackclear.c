@@ -15,9 +15,9 @@
  * registers (a core file's notes keep them; they are all call-clobbered,
  * so no caller loses a value).
  *
- * The thread's own stack: pthread_getattr_np's bounds (the main thread's,
- * every thread's, a stack the program gave with pthread_attr_setstack),
- * learnt at its first clearing.  Not cleared: a stack the thread is not on
+ * The thread's own stack, learnt at its first clearing: the main thread's
+ * "[stack]" mapping (/proc/self/maps, raw reads), pthread_getattr_np's
+ * bounds for the others.  Not cleared: a stack the thread is not on
  * - a signal handler on its sigaltstack, a coroutine on a stack given to
  * swapcontext or setcontext (both noted here: such a stack may be an
  * array in a live frame of the thread's own stack); those from malloc are
