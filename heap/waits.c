@@ -450,7 +450,6 @@ HP_EXPORT int pselect(int nfds, fd_set *r, fd_set *w, fd_set *x, const struct ti
 
 /* ---- descriptors ------------------------------------------------------------------ */
 
-
 /*
  * What a descriptor is, per thread, for 100 ms: a regular file or block
  * device (its reads never wait for anything outside), or one in
