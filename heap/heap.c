@@ -442,7 +442,6 @@ static int enter_slow(void)
 
 /* ---- allocation ------------------------------------------------------------ */
 
-/* Secret memory refused for this request: NULL (require), else plain. */
 /* A block goes to ordinary memory for a refusal of secret memory: counted,
  * the next ones go there at once (until a secret free), one warning. */
 static void note_refusal(void)
@@ -452,6 +451,7 @@ static void note_refusal(void)
 	warn_refused();
 }
 
+/* Secret memory refused for this request: NULL (require), else plain. */
 static void *refused(size_t align, size_t size, int zero)
 {
 	if (require) {

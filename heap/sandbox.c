@@ -6,9 +6,9 @@
  * A seccomp filter allows the system calls its program makes, and may kill
  * the process at any other (systemd's SystemCallFilter, OpenSSH's privsep
  * child, libseccomp users).  The clearing of dead stack frames
- * (stackclear.c, waits.c) makes calls of its own - mincore, preadv2,
- * fcntl, poll, pthread_getattr_np's sched_getaffinity - so once the
- * process has a filter it makes none: it clears only the part of each
+ * (stackclear.c, waits.c) makes calls of its own - mincore, gettid,
+ * poll, fcntl, fstat, rt_sigprocmask, pthread_getattr_np's
+ * sched_getaffinity - so once the process has a filter it makes none: it clears only the part of each
  * thread's stack that it saw holding memory before, and asks nothing
  * about descriptors.
  *

@@ -17,23 +17,26 @@
  * what its registers held in the frames it runs on).
  *
  * When a thread clears: only when the call is about to wait.
- *  - A call that returns at once costs nothing more: read is tried with
- *    preadv2(RWF_NOWAIT), recv with MSG_DONTWAIT (what they return then is
- *    the answer); the poll family is asked with a zero timeout first;
- *    accept asks poll(2); a descriptor in non-blocking mode never waits
- *    (F_GETFL, asked only when nothing was ready); a sleep of under a
- *    millisecond does not clear.
- *  - read, recv and accept clear every time they would wait.  The calls
- *    with a timeout (the poll family, the sleeps, the condition waits)
- *    clear at most once per GAP (10 ms) unless they then wait longer: a
- *    thread cleared less than GAP ago first waits for what is left of GAP
- *    (within the program's own timeout); if nothing came, it clears and
- *    waits for the rest.  So an event loop that wakes often clears about
- *    once per GAP, and a thread that goes idle is cleared GAP after its
- *    last clearing at the latest.  The waits for a signal, a child, a
- *    thread or a semaphore clear every time.  pthread_cond_timedwait is not split
- *    (its clock is the condition variable's, which glibc does not tell):
- *    it clears when the last clearing is GAP old, else waits as it is.
+ *  - A call that returns at once clears nothing: the poll family is asked
+ *    with a zero timeout first; read and recv ask poll(2) whether the
+ *    descriptor is ready (nothing is taken from it); the waits for a
+ *    signal, a child, a thread or a semaphore are tried without waiting;
+ *    a sleep of under a millisecond does not clear.  A regular file, a
+ *    block device and a descriptor in non-blocking mode never wait
+ *    (F_GETFL and fstat, remembered for 100 ms per thread).
+ *  - read, recv, accept on a blocking socket and the waits for a signal,
+ *    a child, a thread or a semaphore clear every time they would wait.
+ *    The calls with a timeout (the poll family, the sleeps, the condition
+ *    waits) clear at most once per GAP (10 ms) unless they then wait
+ *    longer: a thread cleared less than GAP ago first waits for what is
+ *    left of GAP (within the program's own timeout); if nothing came, it
+ *    clears and waits for the rest, signals blocked in between
+ *    (clear_then_wait); a condition wait returns a spurious wake-up
+ *    instead.  So an event loop that wakes often clears about once per
+ *    GAP, and a thread that goes idle is cleared GAP after its last
+ *    clearing at the latest.  pthread_cond_timedwait is not split (its
+ *    clock is the condition variable's, which glibc does not tell): it
+ *    clears when the last clearing is GAP old, else waits as it is.
  *  - Under a seccomp filter (sandbox.c) only the program's own system
  *    calls are made: the poll family still asks with a zero timeout
  *    first, select through select; read, recv and accept clear before
@@ -55,7 +58,6 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -698,6 +700,36 @@ static int splittable(clockid_t c)
 }
 
 /*
+ * The second part of a split sleep, to the deadline on clk: ppoll without
+ * descriptors when clear_then_wait gives a mask to set, else
+ * clock_nanosleep.  0, or -1 with errno.
+ */
+struct sleepctx {
+	clockid_t clk;
+	int64_t deadline;
+};
+
+static long sleep_rest(void *c, int64_t ns, const sigset_t *mask)
+{
+	struct sleepctx *s = c;
+	struct timespec t;
+
+	(void)ns;
+	if (mask) {
+		clock_gettime(s->clk, &t);
+		t = ns_ts(s->deadline - ts_ns(&t));
+		return real_ppoll(NULL, 0, &t, mask);
+	}
+	t = ns_ts(s->deadline);
+	int e = real_clock_nanosleep(s->clk, TIMER_ABSTIME, &t, NULL);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * clock_nanosleep's contract (an error number; rem for a relative sleep
  * that a signal ended) with the clearing: a sleep of under a millisecond
  * does not clear; a thread cleared GAP ago or more clears, then sleeps;
@@ -724,22 +756,11 @@ static int sleep_planned(clockid_t clk, int flags, const struct timespec *req, s
 		clear_now();
 		return real_clock_nanosleep(clk, flags, req, rem);
 	}
-	struct timespec part = ns_ts(ts_ns(&now) + left), end = ns_ts(deadline);
+	struct timespec part = ns_ts(ts_ns(&now) + left);
 	int r = real_clock_nanosleep(clk, TIMER_ABSTIME, &part, NULL);
-	if (r == 0 && hp_sandboxed()) {
-		clear_now();
-		r = real_clock_nanosleep(clk, TIMER_ABSTIME, &end, NULL);
-	} else if (r == 0) {
-		/* the rest as clear_then_wait() does it: ppoll without
-		 * descriptors, with the program's mask */
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-		clear_now();
-		clock_gettime(clk, &now);
-		struct timespec rest = ns_ts(deadline - ts_ns(&now));
-		r = real_ppoll(NULL, 0, &rest, &old) < 0 ? errno : 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0) {
+		struct sleepctx rest = { clk, deadline };
+		r = clear_then_wait(sleep_rest, &rest, -1) < 0 ? errno : 0;
 	}
 	if (r == EINTR && !(flags & TIMER_ABSTIME) && rem) {
 		clock_gettime(clk, &now);
