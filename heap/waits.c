@@ -34,9 +34,11 @@
  *    (clear_then_wait); a condition wait returns a spurious wake-up
  *    instead.  So an event loop that wakes often clears about once per
  *    GAP, and a thread that goes idle is cleared GAP after its last
- *    clearing at the latest.  pthread_cond_timedwait is not split (its
- *    clock is the condition variable's, which glibc does not tell): it
- *    clears when the last clearing is GAP old, else waits as it is.
+ *    clearing at the latest.  pthread_cond_timedwait's clock is the
+ *    condition variable's, read from it (cond_clock); on a glibc whose
+ *    condition variables do not keep it where 2.25 to 2.36 do, it is not
+ *    split: it clears when the last clearing is GAP old, else waits as it
+ *    is.
  *  - Under a seccomp filter (sandbox.c) only the program's own system
  *    calls are made: the poll family still asks with a zero timeout
  *    first, select through select; read, recv and accept clear before
@@ -125,8 +127,12 @@ HP_REAL(sem_timedwait)
 REAL_COND(pthread_cond_wait)
 REAL_COND(pthread_cond_timedwait)
 
+static int cond_clock(const pthread_cond_t *c);
+
 void hp_waits_resolve(void)
 {
+	pthread_cond_t any = PTHREAD_COND_INITIALIZER;
+
 	resolve_poll();
 	resolve_ppoll();
 	resolve_epoll_wait();
@@ -165,6 +171,7 @@ void hp_waits_resolve(void)
 	resolve_sem_timedwait();
 	resolve_pthread_cond_wait();
 	resolve_pthread_cond_timedwait();
+	(void)cond_clock(&any);
 }
 
 /* ---- time ---------------------------------------------------------------------- */
@@ -868,12 +875,50 @@ HP_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
 	return cond_planned(c, m, clk, t);
 }
 
-/* Its clock is the condition variable's: not split; cleared before when
- * the last clearing is GAP old. */
+/*
+ * The clock of a condition variable, which pthread_cond_timedwait's time
+ * is on: glibc (since 2.25) keeps it in bit 1 of __data.__wrefs, set by
+ * pthread_cond_init from the attribute and never changed.  Checked once
+ * on a variable of each clock; -1 when this glibc keeps it elsewhere.
+ */
+#define COND_CLOCK_BIT 2u
+static int cond_clock(const pthread_cond_t *c)
+{
+	static int known; /* 0: not checked, 1: the bit holds, -1: it does not */
+	int k = __atomic_load_n(&known, __ATOMIC_ACQUIRE);
+
+	if (!k) {
+		pthread_condattr_t a;
+		pthread_cond_t rt = PTHREAD_COND_INITIALIZER, mono;
+		k = -1;
+		if (pthread_condattr_init(&a) == 0) {
+			if (pthread_condattr_setclock(&a, CLOCK_MONOTONIC) == 0 && pthread_cond_init(&mono, &a) == 0) {
+				if (!(rt.__data.__wrefs & COND_CLOCK_BIT) && (mono.__data.__wrefs & COND_CLOCK_BIT))
+					k = 1;
+				pthread_cond_destroy(&mono);
+			}
+			pthread_condattr_destroy(&a);
+		}
+		__atomic_store_n(&known, k, __ATOMIC_RELEASE);
+	}
+	if (k < 0)
+		return -1;
+	return __atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & COND_CLOCK_BIT ? CLOCK_MONOTONIC
+											 : CLOCK_REALTIME;
+}
+
+/* Split as pthread_cond_clockwait on the variable's own clock; when that
+ * clock is not known, not split: cleared before when the last clearing is
+ * GAP old. */
 HP_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
 {
 	resolve_pthread_cond_timedwait();
-	if (hp_stack_on() && !gap_left(mono_ns()))
+	if (!hp_stack_on() || !valid_ts(t))
+		return real_pthread_cond_timedwait(c, m, t); /* its EINVAL */
+	int clk = cond_clock(c);
+	if (clk >= 0)
+		return cond_planned(c, m, clk, t);
+	if (!gap_left(mono_ns()))
 		clear_now();
 	return real_pthread_cond_timedwait(c, m, t);
 }

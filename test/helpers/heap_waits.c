@@ -419,6 +419,29 @@ static void check_split(void)
 	us = since_us(&t0);
 	pthread_mutex_unlock(&mu);
 	CHECK("split-clockwait", rc == ETIMEDOUT && us >= 1000, "returned %d after %ld us", rc, us);
+
+	/* pthread_cond_timedwait on the variable's own clock, split as well:
+	 * a 30 ms deadline on either clock is kept (a wake-up before it may
+	 * be spurious: waited on, as a program does) */
+	for (int mono = 0; mono < 2; mono++) {
+		pthread_condattr_t ca;
+		pthread_cond_t c2;
+		int wakes = 0;
+		if (pthread_condattr_init(&ca) || pthread_condattr_setclock(&ca, mono ? CLOCK_MONOTONIC : CLOCK_REALTIME) ||
+		    pthread_cond_init(&c2, &ca))
+			abort();
+		pthread_mutex_lock(&mu);
+		recent();
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		dl = in_ms(mono ? CLOCK_MONOTONIC : CLOCK_REALTIME, 30);
+		while ((rc = pthread_cond_timedwait(&c2, &mu, &dl)) == 0 && wakes < 100)
+			wakes++;
+		us = since_us(&t0);
+		pthread_mutex_unlock(&mu);
+		pthread_cond_destroy(&c2);
+		CHECK(mono ? "split-timedwait-monotonic" : "split-timedwait-realtime",
+		      rc == ETIMEDOUT && us >= 29000 && us < 2000000, "returned %d after %ld us, %d wake-ups", rc, us, wakes);
+	}
 	close(a[0]);
 	close(a[1]);
 }
