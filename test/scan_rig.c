@@ -167,9 +167,12 @@ pid_t rig_spawn(char *const argv[], const char *const env[], const char *logpath
 {
 	char **envp;
 	pid_t pid;
+	int slot = 0;
 
 	rig_init();
-	if (nprocs >= RIG_MAX_PROCS)
+	while (slot < nprocs && procs[slot] > 0) /* rig_stop() frees a slot */
+		slot++;
+	if (slot == RIG_MAX_PROCS)
 		TL_FAIL("too many processes");
 	envp = make_env(env);
 	fflush(stdout);
@@ -202,7 +205,9 @@ pid_t rig_spawn(char *const argv[], const char *const env[], const char *logpath
 	}
 	setpgid(pid, pid);
 	free(envp);
-	procs[nprocs++] = pid;
+	procs[slot] = pid;
+	if (slot == nprocs)
+		nprocs++;
 	return pid;
 }
 

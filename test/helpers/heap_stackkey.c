@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * heap_stackkey KEYFILE [prctl|seccomp] - a program that leaves a key in dead stack frames,
+ * heap_stackkey KEYFILE [prctl|seccomp|WAIT] - a program that leaves a key in dead stack frames,
  * as signing code does: it reads a 32-byte key into a malloc()ed buffer;
  * a worker thread waits 2 ms (under the module: a clearing), copies it
  * into a local array four calls deep, hashes it, returns and waits in
@@ -19,8 +19,27 @@
  * prctl(PR_SET_SECCOMP) for the main thread alone, or with
  * syscall(SYS_seccomp, ..., TSYNC) for all threads; only then do the
  * threads copy the key.
+ *
+ * With WAIT (one of the names wait_in() knows: test/t_heap_stack_waits
+ * lists them), the main thread waits in that
+ * call instead of read(), on something that never comes: a pipe, a socket,
+ * the worker thread, a child that pauses, a signal, a semaphore, a
+ * condition, a 60 s sleep.  The memo_* ones first make a descriptor number
+ * one whose reads never wait (a regular file, or a pipe in non-blocking
+ * mode) and read from it, then make it a blocking pipe through the named
+ * call (close and pipe(), dup2, dup3, close_range, closefrom, fcntl(F_SETFL),
+ * fcntl64, ioctl(FIONBIO)), then copy the key and read from it.
  */
 #include <fcntl.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -143,6 +162,180 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static const char *keypath;
+
+/* fd: a descriptor whose reads never wait, read from once (the module
+ * remembers that); then, through the call the mode names, the same number
+ * becomes the read end of an empty blocking pipe. */
+static int memo_fd(const char *how)
+{
+	int p[2], fd;
+	char c;
+
+	if (!strcmp(how, "memo_setfl") || !strcmp(how, "memo_fcntl64") || !strcmp(how, "memo_fionbio")) {
+		if (pipe2(p, O_NONBLOCK) != 0 || read(p[0], &c, 1) != -1)
+			exit(4);
+		int off = 0;
+		if (!strcmp(how, "memo_setfl") ? fcntl(p[0], F_SETFL, 0)
+		    : !strcmp(how, "memo_fcntl64") ? fcntl64(p[0], F_SETFL, 0) : ioctl(p[0], FIONBIO, &off))
+			exit(4);
+		return p[0];
+	}
+	fd = open(keypath, O_RDONLY);
+	if (fd < 0 || read(fd, &c, 1) != 1 || pipe(p) != 0)
+		exit(4);
+	if (!strcmp(how, "memo_dup2") || !strcmp(how, "memo_dup3")) {
+		if ((!strcmp(how, "memo_dup2") ? dup2(p[0], fd) : dup3(p[0], fd, O_CLOEXEC)) != fd)
+			exit(4);
+		return fd;
+	}
+	/* close, close_range, closefrom: fd is the highest descriptor, so
+	 * closing from it closes only it and the pipe; the next pipe() takes
+	 * its number again */
+	close(p[0]);
+	close(p[1]);
+	if (!strcmp(how, "memo_close"))
+		close(fd);
+	else if (!strcmp(how, "memo_close_range"))
+		close_range((unsigned)fd, (unsigned)fd, 0);
+	else if (!strcmp(how, "memo_closefrom"))
+		closefrom(fd);
+	else
+		exit(64);
+	if (pipe(p) != 0 || p[0] != fd)
+		exit(4);
+	return fd;
+}
+
+/* Copy the key, then wait in the call named by how; returns only on an
+ * error (64: an unknown name). */
+static int wait_in(const char *how, pthread_t worker_thread)
+{
+	int fds[2], fd = -1, ep;
+	char buf[16];
+	struct timespec far;
+	sigset_t set;
+	pid_t child = 0;
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+	static sem_t sem;
+
+	clock_gettime(CLOCK_REALTIME, &far);
+	far.tv_sec += 60;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	if (!strncmp(how, "memo_", 5))
+		fd = memo_fd(how);
+	else if (!strncmp(how, "recv", 4) || !strncmp(how, "accept", 6)) {
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+		struct sockaddr_un a = { .sun_family = AF_UNIX };
+		snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "heap_stackkey-%d", (int)getpid());
+		if (!strncmp(how, "accept", 6)) {
+			if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(s, 1) != 0)
+				return 4;
+			fd = s;
+		} else if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0)
+			fd = fds[0];
+	} else if (pipe(fds) == 0)
+		fd = fds[0];
+	if (fd < 0 || sem_init(&sem, 0, 0) != 0 || sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+		return 4;
+	if (!strncmp(how, "wait", 4)) {
+		child = fork();
+		if (child == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			for (;;)
+				pause();
+		}
+		if (child < 0)
+			return 4;
+	}
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	fd_set rs;
+	FD_ZERO(&rs);
+	FD_SET(fd, &rs);
+	ep = epoll_create1(0);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+		return 4;
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct timespec sixty = { 60, 0 };
+	siginfo_t si;
+	int st, sig;
+
+	pthread_mutex_lock(&m);
+	use_key(4);
+	if (!strncmp(how, "memo_", 5))
+		return (int)read(fd, buf, 1);
+	if (!strcmp(how, "recv"))
+		return (int)recv(fd, buf, 1, 0);
+	if (!strcmp(how, "recvfrom"))
+		return (int)recvfrom(fd, buf, 1, 0, NULL, NULL);
+	if (!strcmp(how, "recvmsg"))
+		return (int)recvmsg(fd, &msg, 0);
+	if (!strcmp(how, "accept"))
+		return accept(fd, NULL, NULL);
+	if (!strcmp(how, "accept4"))
+		return accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+	if (!strcmp(how, "poll"))
+		return poll(&p, 1, -1);
+	if (!strcmp(how, "ppoll"))
+		return ppoll(&p, 1, NULL, NULL);
+	if (!strcmp(how, "select"))
+		return select(fd + 1, &rs, NULL, NULL, NULL);
+	if (!strcmp(how, "pselect"))
+		return pselect(fd + 1, &rs, NULL, NULL, NULL, NULL);
+	if (!strcmp(how, "epoll_wait"))
+		return epoll_wait(ep, &out, 1, -1);
+	if (!strcmp(how, "epoll_pwait"))
+		return epoll_pwait(ep, &out, 1, -1, NULL);
+	if (!strcmp(how, "nanosleep"))
+		return nanosleep(&sixty, NULL);
+	if (!strcmp(how, "clock_nanosleep"))
+		return clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &far, NULL);
+	if (!strcmp(how, "usleep"))
+		return usleep(60000000);
+	if (!strcmp(how, "sleep"))
+		return (int)sleep(60);
+	/* a wake-up may be spurious (the module's split makes one): wait on */
+	if (!strcmp(how, "cond_wait"))
+		while (pthread_cond_wait(&cv, &m) == 0)
+			;
+	if (!strcmp(how, "cond_timedwait"))
+		while (pthread_cond_timedwait(&cv, &m, &far) == 0)
+			;
+	if (!strcmp(how, "pause"))
+		return pause();
+	if (!strcmp(how, "sigsuspend")) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigaddset(&none, SIGUSR1);
+		return sigsuspend(&none);
+	}
+	if (!strcmp(how, "sigwait"))
+		return sigwait(&set, &sig);
+	if (!strcmp(how, "sigwaitinfo"))
+		return sigwaitinfo(&set, &si);
+	if (!strcmp(how, "sigtimedwait"))
+		return sigtimedwait(&set, &si, &sixty);
+	if (!strcmp(how, "waitpid"))
+		return waitpid(child, &st, 0);
+	if (!strcmp(how, "wait"))
+		return wait(&st);
+	if (!strcmp(how, "waitid"))
+		return waitid(P_PID, (id_t)child, &si, WEXITED);
+	if (!strcmp(how, "wait4"))
+		return wait4(child, &st, 0, NULL);
+	if (!strcmp(how, "pthread_join"))
+		return pthread_join(worker_thread, NULL);
+	if (!strcmp(how, "sem_wait"))
+		return sem_wait(&sem);
+	if (!strcmp(how, "sem_timedwait"))
+		return sem_timedwait(&sem, &far);
+	return 64;
+}
+
 int main(int argc, char **argv)
 {
 	static int wfds[2], mfds[2];
@@ -150,11 +343,16 @@ int main(int argc, char **argv)
 	char buf[16];
 	volatile size_t len = 1;
 
+	const char *how = NULL;
+
 	if (argc < 2 || argc > 3)
 		return 64;
+	keypath = argv[1];
 	sandbox = argc == 3 ? (strcmp(argv[2], "seccomp") == 0 ? 2 : strcmp(argv[2], "prctl") == 0 ? 1 : -1) : 0;
-	if (sandbox < 0)
-		return 64;
+	if (sandbox < 0) {
+		how = argv[2];
+		sandbox = 0;
+	}
 	int fd = open(argv[1], O_RDONLY | O_CLOEXEC);
 	key = malloc(32);
 	if (fd < 0 || !key || read(fd, key, 32) != 32 || close(fd) != 0)
@@ -184,6 +382,8 @@ int main(int argc, char **argv)
 		       (unsigned long)ended_lo, (unsigned long)ended_hi);
 		fflush(stdout);
 	}
+	if (how)
+		return wait_in(how, t);
 	use_key(4);
 	/* a length the compiler does not know: _FORTIFY_SOURCE makes this
 	 * __read_chk, as in most distributions' programs */
