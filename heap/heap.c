@@ -917,6 +917,22 @@ void hp_python_mode(int mode)
 	st_set(&stats->python, __atomic_load_n(&stats->python, __ATOMIC_RELAXED) | (uint64_t)mode);
 }
 
+void hp_stack_mode(int mode)
+{
+	st_set(&stats->stacks, (uint64_t)mode);
+}
+
+void hp_stack_sandboxed(void)
+{
+	uint64_t on = 1;
+	__atomic_compare_exchange_n(&stats->stacks, &on, 2, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+void hp_stack_cleared(void)
+{
+	st_add(&stats->stack_clearings, 1);
+}
+
 int hp_serving(void)
 {
 	return __atomic_load_n(&ready, __ATOMIC_ACQUIRE) && !stood_down;

@@ -56,6 +56,13 @@ struct sm_heap_stats {
 	uint64_t python;          /* bits: 1 Python's arenas come from the
 				     module, 2 PYTHONMALLOC=malloc at start
 				     (set by the module or given)            */
+	/* from here on: modules of 1.1 on */
+	uint64_t stacks;          /* 1: dead stack frames cleared before waits,
+				     2: that, and a seccomp filter seen (only
+				     pages seen before are cleared), 0: not
+				     (SECRETMEM_HEAP_STACKS=0); no stack is
+				     ever secret memory                       */
+	uint64_t stack_clearings; /* clearings made, all threads              */
 };
 
 #endif

@@ -44,6 +44,12 @@ int hp_arena_free(void *p);
  * its arenas come from the module; PYTHONMALLOC=malloc at start). */
 enum { HP_PYTHON_ARENAS = 1, HP_PYTHON_MALLOC = 2 };
 void hp_python_mode(int mode);
+/* secretmem status: whether stacks are cleared (heapstats.h's stacks: 0
+ * no, 1 yes, 2 yes under a seccomp filter), a filter seen, one more
+ * clearing. */
+void hp_stack_mode(int mode);
+void hp_stack_sandboxed(void);
+void hp_stack_cleared(void);
 
 /* ---- stackclear.c --------------------------------------------------------- */
 

@@ -39,6 +39,7 @@ int hp_sandboxed(void)
 void hp_sandbox_seen(void)
 {
 	__atomic_store_n(&sandboxed, 1, __ATOMIC_RELAXED);
+	hp_stack_sandboxed();
 }
 
 HP_REAL(prctl)

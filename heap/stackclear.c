@@ -101,6 +101,8 @@ int hp_stack_on(void)
 	int unknown = ON_UNKNOWN;
 	if (!__atomic_compare_exchange_n(&on_state, &unknown, s, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		s = unknown; /* another thread decided meanwhile */
+	else
+		hp_stack_mode(s == ON_YES ? (hp_sandboxed() ? 2 : 1) : 0);
 	return s == ON_YES;
 }
 
@@ -370,6 +372,7 @@ void hp_stack_clear(void)
 
 	zero_tail(clear_pages());
 	clear_vectors();
+	hp_stack_cleared();
 	errno = e;
 }
 

@@ -67,7 +67,8 @@ PROC_KEYS = {
 HEAP_KEYS = {"readable": BOOL, "state": STR, "secret_bytes": NUM, "fallback_bytes": NUM,
              "plain_bytes": NUM, "plain_blocks": NUM, "early_bytes": NUM, "refusals": NUM,
              "huge_allocations": NUM, "huge_threshold": NUM, "require": BOOL, "reason": OPT_STR,
-             "adopted_bytes": NUM, "adopted_ranges": NUM, "python": OPT_STR}
+             "adopted_bytes": NUM, "adopted_ranges": NUM, "python": OPT_STR,
+             "stack_secret_bytes": NUM, "stacks": OPT_STR, "stack_clearings": OPT_NUM}
 HEAP_ONLY_KEYS = {"pid": NUM, "command": STR, "cmdline": STR, "user": STR, "heap": (dict,)}
 UNPROT_KEYS = {"pid": NUM, "command": STR, "cmdline": STR, "user": STR, "reason": STR}
 LIB_KEYS = {"seen": STR, "mode": STR, "environment": OPT_STR}

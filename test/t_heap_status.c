@@ -9,7 +9,9 @@
  * outputs; a program with both modules in LD_PRELOAD has the heap module
  * stood down (one allocator, one set of fork handlers): no secret memory of
  * its own, listed under "heap mode without secret memory" with its blocks
- * in ordinary memory.
+ * in ordinary memory.  The stacks: 0 bytes secret and the clearings of
+ * dead frames counted (the program waits in pause()), or "not cleared"
+ * for one run with SECRETMEM_HEAP_STACKS=0.
  */
 #include <limits.h>
 #include <signal.h>
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "heaprig.h"
 #include "scan.h"
@@ -66,7 +69,7 @@ static pid_t start(char *const argv[], const char *const env[], int *where)
 int main(int argc, char **argv)
 {
 	char tool[PATH_MAX], self[PATH_MAX], pre[PATH_MAX + 40], json[PATH_MAX], text[PATH_MAX], prom[PATH_MAX];
-	int wa, wb;
+	int wa, wb, wc;
 
 	if (argc > 1)
 		return hold();
@@ -83,7 +86,11 @@ int main(int argc, char **argv)
 	char *bv[] = { self, "hold", NULL };
 	const char *benv[] = { pre, NULL };
 	pid_t b = start(bv, benv, &wb);
-	TL_CHECK(wa == 's' && wb == 'o', "blocks: heap mode %c, both modules %c", wa, wb);
+	const char *offenv[] = { "SECRETMEM_HEAP_STACKS=0", NULL };
+	pid_t c = start(av, offenv, &wc);
+	TL_CHECK(wa == 's' && wb == 'o' && wc == 's', "blocks: heap mode %c, both modules %c, stacks off %c", wa, wb, wc);
+	struct timespec idle = { 0, 100000000 }; /* a waits in pause(): cleared */
+	nanosleep(&idle, NULL);
 
 	const char *dir = rig_tmpdir();
 	snprintf(json, sizeof(json), "%s/status.json", dir);
@@ -93,9 +100,9 @@ int main(int argc, char **argv)
 			text, tool, json, tool, prom) == 0, "status failed");
 	rig_cat(text);
 	TL_CHECK(rig_sh("python3 test/cli_json.py status '%s'", json) == 0, "status --json rejected");
-	TL_CHECK(rig_sh("python3 - '%s' %d %d <<'EOF'\n"
+	TL_CHECK(rig_sh("python3 - '%s' %d %d %d <<'EOF'\n"
 			"import json, sys\n"
-			"d = json.load(open(sys.argv[1])); a, b = int(sys.argv[2]), int(sys.argv[3])\n"
+			"d = json.load(open(sys.argv[1])); a, b, c = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])\n"
 			"p = [x for x in d['processes'] if x['pid'] == a][0]\n"
 			"h = p['heap']\n"
 			"assert p['libsecretmem']['seen'] == 'heap', p['libsecretmem']\n"
@@ -103,10 +110,13 @@ int main(int argc, char **argv)
 			"assert 0 < h['secret_bytes'] <= p['mapped_bytes'], h\n"
 			"assert h['plain_bytes'] >= 2 << 20 and h['huge_allocations'] >= 1, h\n"
 			"assert h['huge_threshold'] == 1 << 20 and not h['require'] and h['early_bytes'] == 0, h\n"
+			"assert h['stacks'] == 'cleared' and h['stack_clearings'] >= 1 and h['stack_secret_bytes'] == 0, h\n"
+			"h = [x for x in d['processes'] if x['pid'] == c][0]['heap']\n"
+			"assert h['stacks'] == 'not cleared' and h['stack_clearings'] == 0 and h['stack_secret_bytes'] == 0, h\n"
 			"assert not [x for x in d['processes'] if x['pid'] == b], 'stood-down process holds secret memory'\n"
 			"q = [x for x in d['heap_without_secret_memory'] if x['pid'] == b][0]['heap']\n"
 			"assert q['state'] == 'stood down' and q['plain_bytes'] >= 2 << 20 and q['secret_bytes'] == 0, q\n"
-			"EOF", json, (int)a, (int)b) == 0,
+			"EOF", json, (int)a, (int)b, (int)c) == 0,
 		 "status --json figures wrong");
 	char want[256];
 	snprintf(want, sizeof(want), "heap mode without secret memory: %d ", (int)b);
@@ -114,13 +124,17 @@ int main(int argc, char **argv)
 		 "text: stood-down process");
 	TL_CHECK(rig_file_has(text, "libsecretmem: heap module (secretmem exec --mode heap)") &&
 		 rig_file_has(text, "         heap: secret "), "text: heap process");
+	TL_CHECK(rig_file_has(text, ", stacks 0 bytes secret, ") && rig_file_has(text, " clearings of dead frames") &&
+		 rig_file_has(text, ", stacks 0 bytes secret, dead frames not cleared"), "text: stacks");
 	snprintf(want, sizeof(want), "secretmem_heap_plain_bytes{pid=\"%d\",", (int)a);
 	TL_CHECK(rig_file_has(prom, want), "prometheus: %s", want);
 	TL_CHECK(rig_sh("python3 test/cli_prom.py '%s'", prom) == 0, "prometheus file rejected");
 	kill(a, SIGKILL);
 	kill(b, SIGKILL);
+	kill(c, SIGKILL);
 	waitpid(a, NULL, 0);
 	waitpid(b, NULL, 0);
+	waitpid(c, NULL, 0);
 	printf("pass\n");
 	return 0;
 }

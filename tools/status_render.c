@@ -75,6 +75,12 @@ static const char *lib_key(const struct status_holder *h)
 }
 
 /* The heap module's figures in one line of text. */
+/* 1 when the module is recent enough to keep the stack figures. */
+static int stack_figures(const struct sm_heap_stats *s)
+{
+	return s->size >= offsetof(struct sm_heap_stats, stack_clearings) + sizeof(s->stack_clearings);
+}
+
 static const char *heap_text(const struct status_holder *h, char *buf, size_t size)
 {
 	const struct sm_heap_stats *s = &h->heap;
@@ -88,17 +94,24 @@ static const char *heap_text(const struct status_holder *h, char *buf, size_t si
 		snprintf(buf, size, "stood down (the OpenSSL preload module is loaded too): every block in ordinary "
 			 "memory, %llu bytes in %llu blocks", (unsigned long long)s->plain_bytes,
 			 (unsigned long long)s->plain_blocks);
-	else
+	else {
+		char stacks[96] = "";
+		if (stack_figures(s))
+			snprintf(stacks, sizeof(stacks), ", stacks 0 bytes secret, %s%llu clearings of dead frames",
+				 s->stacks == 2 ? "under a seccomp filter, " : "", (unsigned long long)s->stack_clearings);
+		if (stack_figures(s) && !s->stacks)
+			snprintf(stacks, sizeof(stacks), ", stacks 0 bytes secret, dead frames not cleared");
 		snprintf(buf, size, "secret %llu bytes, locked fallback %llu bytes, plain %llu bytes in %llu "
 			 "blocks (%llu refused secret memory, %llu above the huge threshold of %llu), "
-			 "early %llu bytes, adopted %llu bytes in %llu ranges the program locked%s%s",
+			 "early %llu bytes, adopted %llu bytes in %llu ranges the program locked%s%s%s",
 			 (unsigned long long)s->secret_bytes, (unsigned long long)s->fallback_bytes,
 			 (unsigned long long)s->plain_bytes, (unsigned long long)s->plain_blocks,
 			 (unsigned long long)s->refusals, (unsigned long long)s->huge_allocs,
 			 (unsigned long long)s->huge_threshold, (unsigned long long)s->early_bytes,
 			 (unsigned long long)s->adopted_bytes, (unsigned long long)s->adopted_ranges,
-			 s->python & 2 ? ", Python on malloc" : s->python & 1 ? ", Python's arenas" : "",
+			 s->python & 2 ? ", Python on malloc" : s->python & 1 ? ", Python's arenas" : "", stacks,
 			 s->require ? ", SECRETMEM_REQUIRE" : "");
+	}
 	return buf;
 }
 
@@ -130,6 +143,14 @@ static void json_heap(struct json *j, const struct status_holder *h)
 		json_uint(j, "adopted_bytes", s->adopted_bytes);
 		json_uint(j, "adopted_ranges", s->adopted_ranges);
 		json_string(j, "python", s->python & 2 ? "malloc" : s->python & 1 ? "arenas" : NULL);
+		int known = stack_figures(s);
+		json_uint(j, "stack_secret_bytes", 0);
+		json_string(j, "stacks", !known ? NULL : s->stacks == 2 ? "cleared under a seccomp filter"
+						  : s->stacks ? "cleared" : "not cleared");
+		if (known)
+			json_uint(j, "stack_clearings", s->stack_clearings);
+		else
+			json_null(j, "stack_clearings");
 	}
 	json_object_end(j);
 }
@@ -428,6 +449,8 @@ void status_render_prometheus(const struct status_report *r, FILE *out)
 		  offsetof(struct sm_heap_stats, early_bytes) },
 		{ "secretmem_heap_adopted_bytes", "Heap module: memory the program locked, made secret memory, in bytes.",
 		  offsetof(struct sm_heap_stats, adopted_bytes) },
+		{ "secretmem_heap_stack_clearings", "Heap module: clearings of dead stack frames its threads made.",
+		  offsetof(struct sm_heap_stats, stack_clearings) },
 	};
 	for (size_t k = 0; k < sizeof(heap) / sizeof(heap[0]); k++) {
 		fprintf(out, "# HELP %s %s\n# TYPE %s gauge\n", heap[k].name, heap[k].help, heap[k].name);
