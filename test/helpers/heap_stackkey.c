@@ -181,19 +181,19 @@ static int memo_fd(const char *how)
 			exit(4);
 		return p[0];
 	}
-	fd = open(keypath, O_RDONLY);
-	if (fd < 0 || read(fd, &c, 1) != 1 || pipe(p) != 0)
+	/* only the call under test may make the module forget fd's answer:
+	 * nothing is closed or duplicated between the read and it */
+	int dup = !strcmp(how, "memo_dup2") || !strcmp(how, "memo_dup3");
+	if (dup && pipe(p) != 0)
 		exit(4);
-	if (!strcmp(how, "memo_dup2") || !strcmp(how, "memo_dup3")) {
+	fd = open(keypath, O_RDONLY); /* the highest descriptor */
+	if (fd < 0 || read(fd, &c, 1) != 1)
+		exit(4);
+	if (dup) {
 		if ((!strcmp(how, "memo_dup2") ? dup2(p[0], fd) : dup3(p[0], fd, O_CLOEXEC)) != fd)
 			exit(4);
 		return fd;
 	}
-	/* close, close_range, closefrom: fd is the highest descriptor, so
-	 * closing from it closes only it and the pipe; the next pipe() takes
-	 * its number again */
-	close(p[0]);
-	close(p[1]);
 	if (!strcmp(how, "memo_close"))
 		close(fd);
 	else if (!strcmp(how, "memo_close_range"))
@@ -202,7 +202,7 @@ static int memo_fd(const char *how)
 		closefrom(fd);
 	else
 		exit(64);
-	if (pipe(p) != 0 || p[0] != fd)
+	if (pipe(p) != 0 || p[0] != fd) /* the number again */
 		exit(4);
 	return fd;
 }
