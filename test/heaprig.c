@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "heaprig.h"
@@ -128,6 +129,29 @@ int hr_where(const void *p)
 	if (!strchr(line, '/') && tl_has_vmflag(p, "lo") == 1 && tl_has_vmflag(p, "dd") == 1)
 		return 'f';
 	return 'o';
+}
+
+size_t hr_vmlck(void)
+{
+	char line[256];
+	size_t kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	TL_CHECK(f, "/proc/self/status: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %zu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb << 10;
+}
+
+void hr_set_soft_memlock(size_t bytes)
+{
+	struct rlimit rl;
+
+	TL_CHECK(getrlimit(RLIMIT_MEMLOCK, &rl) == 0, "getrlimit");
+	rl.rlim_cur = bytes;
+	TL_CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0, "setrlimit(%zu): %s", bytes, strerror(errno));
 }
 
 int hr_active(void)

@@ -25,6 +25,10 @@ int hr_run_user(const char *self, const char *arg, int heap, const char *const *
 /* Where p lives: 's' secret memory (/secretmem), 'f' the allocator's locked
  * fallback, 'o' anything else (ordinary memory), '?' unmapped. */
 int hr_where(const void *p);
+/* This process's locked memory (VmLck in /proc/self/status), in bytes. */
+size_t hr_vmlck(void);
+/* Set the soft RLIMIT_MEMLOCK to bytes (fails the test when refused). */
+void hr_set_soft_memlock(size_t bytes);
 /* 1 if this process runs with the heap module active. */
 int hr_active(void);
 /* The heap figures page of pid (0: this process); 0, or -ENOENT without

@@ -82,21 +82,6 @@ static int wait_ok(pid_t pid)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
-static volatile int stop;
-
-static void *churn(void *arg)
-{
-	(void)arg;
-	while (!stop) {
-		void *v[32];
-		for (int i = 0; i < 32; i++)
-			v[i] = malloc((size_t)(i * 37) % 3000 + 1);
-		for (int i = 0; i < 32; i++)
-			free(v[i]);
-	}
-	return NULL;
-}
-
 static int child(void)
 {
 	TL_CHECK(hr_active(), "the heap module is not active");
@@ -120,8 +105,7 @@ static int child(void)
 
 	/* threads churning while main forks */
 	pthread_t t[3];
-	for (int i = 0; i < 3; i++)
-		TL_CHECK(pthread_create(&t[i], NULL, churn, NULL) == 0, "pthread_create");
+	tl_churn_start(t, 3);
 	for (int k = 0; k < 30; k++) {
 		pid = fork();
 		if (pid == 0) {
@@ -135,9 +119,7 @@ static int child(void)
 		}
 		TL_CHECK(wait_ok(pid), "fork %d from a threaded program", k);
 	}
-	stop = 1;
-	for (int i = 0; i < 3; i++)
-		pthread_join(t[i], NULL);
+	tl_churn_stop(t, 3);
 
 	/* fork + exec */
 	pid = fork();

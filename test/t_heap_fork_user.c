@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,20 +79,6 @@ static int child_work(void)
 	return 0;
 }
 
-static size_t vmlck(void)
-{
-	char line[256];
-	size_t kb = 0;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	TL_CHECK(f, "/proc/self/status: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %zu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb << 10;
-}
-
 static int fork_and_wait(void)
 {
 	fflush(stdout);
@@ -109,21 +94,12 @@ static int fork_and_wait(void)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void set_soft_limit(size_t bytes)
-{
-	struct rlimit rl;
-
-	TL_CHECK(getrlimit(RLIMIT_MEMLOCK, &rl) == 0, "getrlimit");
-	rl.rlim_cur = bytes;
-	TL_CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0, "setrlimit(%zu): %s", bytes, strerror(errno));
-}
-
 static int case_many(void)
 {
 	size_t secret = fill((size_t)5 << 20);
 
 	TL_CHECK(secret >= ((size_t)4 << 20), "only %zu bytes of the heap in secret memory", secret);
-	printf("live heap: %d blocks, %zu bytes secret; VmLck %zu KiB\n", nblk, secret, vmlck() >> 10);
+	printf("live heap: %d blocks, %zu bytes secret; VmLck %zu KiB\n", nblk, secret, hr_vmlck() >> 10);
 	for (int i = 0; i < 100; i++) {
 		int rc = fork_and_wait();
 		TL_CHECK(rc == 0, "fork %d: %s %d", i, rc < 0 ? "fork() failed" : "child ended with", rc < 0 ? -rc : rc);
@@ -136,20 +112,20 @@ static int case_many(void)
 static int case_bound(void)
 {
 	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
-	size_t secret = fill((size_t)3 << 20), locked = vmlck();
+	size_t secret = fill((size_t)3 << 20), locked = hr_vmlck();
 
 	TL_CHECK(secret >= ((size_t)2 << 20), "only %zu bytes of the heap in secret memory", secret);
-	set_soft_limit(locked + ps);
+	hr_set_soft_memlock(locked + ps);
 	int rc = fork_and_wait();
 	TL_CHECK(rc == 0, "limit = VmLck (%zu KiB) + one page: fork %s %d", locked >> 10,
 		 rc < 0 ? "failed, errno" : "child ended with", rc < 0 ? -rc : rc);
 	printf("limit = VmLck + 1 page (%zu KiB): fork() gave the child its heap\n", (locked + ps) >> 10);
-	set_soft_limit(vmlck());
+	hr_set_soft_memlock(hr_vmlck());
 	rc = fork_and_wait();
 	TL_CHECK(rc == -ENOMEM, "limit = VmLck, no room: expected fork() to fail with ENOMEM, got %d", rc);
 	TL_CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "a child is left after the failed fork()");
 	printf("limit = VmLck: fork() failed with ENOMEM, no child left\n");
-	set_soft_limit(LIMIT);
+	hr_set_soft_memlock(LIMIT);
 	TL_CHECK(fork_and_wait() == 0, "fork after the limit came back");
 	TL_CHECK(check_all(), "the parent's blocks changed");
 	return 0;

@@ -163,6 +163,36 @@ void tl_idle_stop(pthread_t t)
 	pthread_join(t, NULL);
 }
 
+static atomic_int churn_stop;
+
+static void *churn_thread(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&churn_stop)) {
+		void *v[32];
+		for (int i = 0; i < 32; i++)
+			v[i] = malloc((size_t)(i * 37) % 3000 + 1);
+		for (int i = 0; i < 32; i++)
+			free(v[i]);
+	}
+	return NULL;
+}
+
+void tl_churn_start(pthread_t *t, int n)
+{
+	atomic_store(&churn_stop, 0);
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, churn_thread, NULL))
+			TL_FAIL("pthread_create");
+}
+
+void tl_churn_stop(pthread_t *t, int n)
+{
+	atomic_store(&churn_stop, 1);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
 /* In the fork child: its threads (the entries of /proc/self/task). */
 static int count_tasks(void *arg)
 {

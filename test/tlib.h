@@ -88,6 +88,11 @@ const char *tl_status_str(int status);
 int tl_idle_start(pthread_t *t);
 void tl_idle_stop(pthread_t t);
 
+/* n threads that malloc and free blocks (32 at a time, up to 3000 bytes)
+ * until tl_churn_stop, which joins them.  One group at a time. */
+void tl_churn_start(pthread_t *t, int n);
+void tl_churn_stop(pthread_t *t, int n);
+
 /* Drop CAP_IPC_LOCK from every capability set (effective, permitted,
  * inheritable, bounding); returns 0 or -errno. */
 int tl_drop_cap_ipc_lock(void);
