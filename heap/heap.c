@@ -405,6 +405,8 @@ static void init(void)
 	sm_region_observer = observe;
 	/* the library now: its fork handlers are registered before anyone's */
 	secretmem_free(secretmem_malloc(1));
+	/* and the streams' right after them (streams.c) */
+	hp_streams_install();
 	size_t s, f;
 	region_backend_totals(&s, &f);
 	observe(s, f);

@@ -13,7 +13,8 @@
  * runs in it, and this fork() reaps that child and fails with ENOMEM after
  * one warning with the figures.  The parent's SIGCHLD handler, if it has
  * one, may see that child end.  glibc's fork() does the rest (its handlers,
- * the other libraries' handlers); _Fork(), vfork() and raw clone(2) are not
+ * the other libraries' handlers; streams.c's keep it off the program's
+ * streams, which are heap blocks); _Fork(), vfork() and raw clone(2) are not
  * interposed: see rawchild.c for the children they make.
  */
 #define _GNU_SOURCE

@@ -15,6 +15,7 @@
  *               zeroed (before it waits, when it ends)
  *   waits.c     the calls that wait: when the stack is cleared
  *   sandbox.c   seccomp filters: the clearing then makes no system call
+ *   streams.c   fork and the program's open streams
  */
 #ifndef SECRETMEM_HP_H
 #define SECRETMEM_HP_H
@@ -64,6 +65,12 @@ void hp_stack_clear(void);
 
 /* Find glibc's functions behind the waits (at the module's start). */
 void hp_waits_resolve(void);
+
+/* ---- streams.c ------------------------------------------------------------ */
+
+/* Register the fork handlers that keep glibc's fork() off the streams in
+ * the heap (right after the library's own handlers). */
+void hp_streams_install(void);
 
 /* ---- sandbox.c ------------------------------------------------------------ */
 
