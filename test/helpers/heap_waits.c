@@ -327,6 +327,23 @@ static void check_sleeps(void)
 
 /* ---- waits split in two (the module cleared less than 10 ms before) ------- */
 
+static pthread_cond_t cv2;
+static int waking;
+
+static void *wake_every_50ms(void *arg)
+{
+	struct timespec t = { 0, 50000000 };
+
+	(void)arg;
+	while (__atomic_load_n(&waking, __ATOMIC_ACQUIRE)) {
+		nanosleep(&t, NULL);
+		pthread_mutex_lock(&mu);
+		pthread_cond_broadcast(&cv2);
+		pthread_mutex_unlock(&mu);
+	}
+	return NULL;
+}
+
 static long since_us(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -422,23 +439,30 @@ static void check_split(void)
 
 	/* pthread_cond_timedwait on the variable's own clock, split as well:
 	 * a 30 ms deadline on either clock is kept (a wake-up before it may
-	 * be spurious: waited on, as a program does) */
+	 * be spurious: waited on, as a program does, for 2 s at most; a
+	 * thread wakes it every 50 ms, so that a deadline read on the wrong
+	 * clock fails instead of waiting for years) */
 	for (int mono = 0; mono < 2; mono++) {
 		pthread_condattr_t ca;
-		pthread_cond_t c2;
+		pthread_t waker;
 		int wakes = 0;
 		if (pthread_condattr_init(&ca) || pthread_condattr_setclock(&ca, mono ? CLOCK_MONOTONIC : CLOCK_REALTIME) ||
-		    pthread_cond_init(&c2, &ca))
+		    pthread_cond_init(&cv2, &ca))
+			abort();
+		__atomic_store_n(&waking, 1, __ATOMIC_RELEASE);
+		if (pthread_create(&waker, NULL, wake_every_50ms, NULL))
 			abort();
 		pthread_mutex_lock(&mu);
 		recent();
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		dl = in_ms(mono ? CLOCK_MONOTONIC : CLOCK_REALTIME, 30);
-		while ((rc = pthread_cond_timedwait(&c2, &mu, &dl)) == 0 && wakes < 100)
+		while ((rc = pthread_cond_timedwait(&cv2, &mu, &dl)) == 0 && since_us(&t0) < 2000000)
 			wakes++;
 		us = since_us(&t0);
 		pthread_mutex_unlock(&mu);
-		pthread_cond_destroy(&c2);
+		__atomic_store_n(&waking, 0, __ATOMIC_RELEASE);
+		pthread_join(waker, NULL);
+		pthread_cond_destroy(&cv2);
 		CHECK(mono ? "split-timedwait-monotonic" : "split-timedwait-realtime",
 		      rc == ETIMEDOUT && us >= 29000 && us < 2000000, "returned %d after %ld us, %d wake-ups", rc, us, wakes);
 	}
