@@ -30,7 +30,8 @@
 #define GROW_N_SLOW 2000          /* ... for sodium and naive-memfd         */
 #define GROW_PER_ROUND 3          /* growth processes per round and allocator */
 #define FLOOR_PAGES 256           /* fresh secret pages touched for the floor */
-#define SWEEP_PROCS 3
+#define SWEEP_PROCS 21         /* slot-offset sweep processes per allocator */
+#define SWEEP_BAD 1.25          /* a sweep process's max/min counted as slow */
 #define OSSL_ARENA (16u << 20)    /* OpenSSL secure heap for the timed cases */
 #define MAXROUNDS 64
 #define CLASS_SLOTS (512 / 4 + 1) /* usable sizes up to 512, by 4 bytes */

@@ -43,8 +43,8 @@
  *      page-fault floor measured in the same process: the cost of first
  *      touching a fresh secret page divided by the 32-byte slots per page;
  *      three processes per round (its per-process ratio spreads widely)
- *   8  pair time at every 16-byte position in one page (max/min), in three
- *      processes
+ *   8  pair time at every 16-byte position in one page (max/min), in 21
+ *      processes per allocator: how many are over 1.25
  *   9  secret pages used by 10,000 x 32 B; 10 the most 32-byte secrets
  *      under an 8 MiB RLIMIT_MEMLOCK; 11 pages faulted by a churn of 10^6
  *      operations
