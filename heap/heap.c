@@ -158,6 +158,13 @@ static void warn_refused(void)
 
 	if (__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL))
 		return;
+	if (sm_secret_new_is_off()) {
+		/* the figures take system calls the filter would stop */
+		hp_say("secret memory refused (cause: sandbox: the seccomp filter the program installed would stop "
+		       "the calls that make it): new blocks go to ordinary memory (SECRETMEM_REQUIRE=1 makes malloc "
+		       "fail instead)");
+		return;
+	}
 	t_busy++;
 	secretmem_stats(&st);
 	t_busy--;

@@ -11,7 +11,9 @@
  * refused - the library's child handler ends the child at once (heap mode
  * made fork strict: sm_fork_set_strict), before any of the program's code
  * runs in it, and this fork() reaps that child and fails with ENOMEM after
- * one warning with the figures.  The parent's SIGCHLD handler, if it has
+ * one warning with the figures (when the program's seccomp filter would
+ * stop the copy's calls, filtercheck.c, fork() fails so before making a
+ * child).  The parent's SIGCHLD handler, if it has
  * one, may see that child end.  glibc's fork() does the rest (its handlers,
  * the other libraries' handlers; streams.c's keep it off the program's
  * streams, which are heap blocks); _Fork(), vfork() and raw clone(2) are not
@@ -24,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "internal.h"
+#include "hp.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
 
@@ -63,6 +66,16 @@ HP_EXPORT pid_t fork(void)
 			return -1;
 		}
 		__atomic_store_n(&real, f, __ATOMIC_RELEASE);
+	}
+	size_t secret, fallback;
+	region_backend_totals(&secret, &fallback);
+	if (secret && sm_secret_new_is_off()) {
+		/* the copy would take calls the program's filter stops
+		 * (filtercheck.c): no child at all */
+		hp_say("fork: no copy of the heap for the child (sandbox: the seccomp filter the program installed "
+		       "would stop the calls that make secret memory): fork() fails with ENOMEM");
+		errno = ENOMEM;
+		return -1;
 	}
 	pid_t pid = f();
 	if (pid <= 0)

@@ -16,6 +16,7 @@
  *   waits.c     the calls that wait: when the stack is cleared
  *   sandbox.c   seccomp filters: the clearing then makes no system call
  *   streams.c   fork and the program's open streams
+ *   filtercheck.c  a seccomp filter read before it is installed
  */
 #ifndef SECRETMEM_HP_H
 #define SECRETMEM_HP_H
@@ -76,8 +77,14 @@ void hp_streams_install(void);
 
 /* 1 once the process has (or may have) a seccomp filter. */
 int hp_sandboxed(void);
-/* The program installs a filter (prctl, syscall(SYS_seccomp)). */
+/* A filter is (or may be) in place. */
 void hp_sandbox_seen(void);
+/* The program installs seccomp mode `mode` (prctl's PR_SET_SECCOMP
+ * argument; SYS_seccomp's operation as that mode), prog its filter. */
+void hp_sandbox_install(unsigned long mode, const void *prog);
+/* filtercheck.c: 1 when the filter lets the library make new secret
+ * memory (kills or traps none of its calls), else 0. */
+int hp_filter_check(const void *prog);
 /* Read the process's seccomp state (/proc/self/status), find glibc's
  * prctl. */
 void hp_sandbox_check(void);

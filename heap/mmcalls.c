@@ -31,6 +31,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <linux/seccomp.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "slab.h"
@@ -327,8 +328,12 @@ HP_EXPORT long syscall(long n, ...)
 		break;
 	}
 	int mine = ra >= __ehdr_start && ra < __etext;
-	if (!mine && (n == SYS_seccomp || (n == SYS_prctl && a[0] == PR_SET_SECCOMP)))
-		hp_sandbox_seen(); /* sandbox.c */
+	if (!mine && n == SYS_seccomp) /* sandbox.c; its operations 0 and 1 are the modes 1 and 2 */
+		a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER
+			? hp_sandbox_install(a[0] + 1, (const void *)a[2])
+			: hp_sandbox_seen();
+	if (!mine && n == SYS_prctl && a[0] == PR_SET_SECCOMP)
+		hp_sandbox_install(a[1], (const void *)a[2]);
 	long r = raw6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (!mine && n == SYS_sigaltstack && r == 0)
 		hp_stack_altstack((const stack_t *)a[0]); /* stackclear.c */

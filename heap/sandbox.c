@@ -17,11 +17,14 @@
  * prctl(PR_SET_SECCOMP) or syscall(SYS_seccomp) (mmcalls.c), as glibc and
  * libseccomp do; a system call of the program's own instruction is not
  * seen, nor a filter another process attaches.  Unreadable status counts as
- * a filter.
+ * a filter.  Once one is seen the library asks no mincore(2) either; a
+ * filter the program installs is read first (filtercheck.c), and one that
+ * would stop the calls of new secret memory stops the library making any.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
 #include "slab.h"
 #include "internal.h"
@@ -39,7 +42,17 @@ int hp_sandboxed(void)
 void hp_sandbox_seen(void)
 {
 	__atomic_store_n(&sandboxed, 1, __ATOMIC_RELAXED);
+	sm_filter_seen(); /* the library: no mincore from now on */
 	hp_stack_sandboxed();
+}
+
+/* The program is about to install a seccomp filter: strict (mode 1), or
+ * the filter prog (mode 2; filtercheck.c reads it). */
+void hp_sandbox_install(unsigned long mode, const void *prog)
+{
+	hp_sandbox_seen();
+	if (mode != SECCOMP_MODE_FILTER || !hp_filter_check(prog))
+		sm_secret_new_off();
 }
 
 HP_REAL(prctl)
@@ -64,7 +77,7 @@ HP_EXPORT int prctl(int option, ...)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
 	resolve_prctl();
-	if (option == PR_SET_SECCOMP)
-		hp_sandbox_seen(); /* before: the filter applies at once */
+	if (option == PR_SET_SECCOMP) /* before: the filter applies at once */
+		hp_sandbox_install(a[0], (const void *)a[1]);
 	return real_prctl(option, a[0], a[1], a[2], a[3]);
 }

@@ -118,6 +118,11 @@ int sm_chunk_create(size_t need, int populate, struct chunk **out)
 	 * policy keeps for fork()'s window (sm_fork_room) */
 	int unlimited;
 	size_t limit, locked;
+	if (sm_secret_new_is_off()) {
+		/* a filter would stop the calls below: none is made */
+		sm_failure_note(SECRETMEM_FAILURE_SANDBOX, need << sm_page_shift);
+		return -EPERM;
+	}
 	sm_memlock_figures(&unlimited, &limit, &locked);
 	if (!unlimited) {
 		size_t room = sm_fork_room(limit);

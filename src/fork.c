@@ -331,6 +331,8 @@ static int prepare_copy(void)
 	copy_len = total;
 	if (!total)
 		return 0;
+	if (sm_secret_new_is_off())
+		return -EPERM; /* a filter would stop the calls below */
 	sm_memlock_figures(&unlimited, &limit, &locked);
 	window = unlimited ? total : limit > locked ? limit - locked : 0;
 	window = window > total ? total : window < COPY_WINDOW ? COPY_WINDOW : window;

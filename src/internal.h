@@ -133,6 +133,26 @@ int sm_probe_cached(void);
 /* Seccomp mode (0, 1, 2) and filter count from /proc/self/status, read with
  * raw system calls; -1 in a field that cannot be read.  0 or -errno. */
 int sm_seccomp_state(int *mode, long *filters);
+/*
+ * A seccomp filter is (or may be) in place: sm_seccomp_state or the
+ * memfd_secret path read a non-zero Seccomp mode, or the heap module saw
+ * the program install one (or find one at start) and said so with
+ * sm_filter_seen().  From then on the library makes no mincore(2) call
+ * (os_each_resident): no group of systemd's SystemCallFilter= allows it,
+ * so a filter that allows memfd_secret kills the process at it.
+ */
+void sm_filter_seen(void);
+int sm_filter_may_exist(void);
+/*
+ * The heap module read a seccomp filter that the program installs and
+ * found that it would kill or trap a call that making secret memory takes
+ * (heap/filtercheck.c): from then on no new secret memory is made, with no
+ * system call (a new chunk or region, and fork's copy of the heap, fail
+ * with -EPERM at once, a refusal by a sandbox); the regions made before
+ * keep serving.  Also implies sm_filter_seen().
+ */
+void sm_secret_new_off(void);
+int sm_secret_new_is_off(void);
 /* VmLck of the process in bytes (0 if unknown); raw read of /proc. */
 size_t sm_locked_bytes(void);
 /* RLIMIT_MEMLOCK: unlimited (infinite or CAP_IPC_LOCK), the soft limit
@@ -232,8 +252,9 @@ int os_fault_in_secret(void *addr, size_t len);
  * page of memory (mincore: for a secret mapping, a page of its file), the
  * run clipped to [addr, addr+len), in address order.  A page mincore cannot
  * answer for counts as one that does, so a caller that zeroes or copies
- * what fn is given never skips data.  No fault injection: it changes
- * nothing.
+ * what fn is given never skips data; under a seccomp filter
+ * (sm_filter_may_exist) mincore is not asked and fn gets the whole range.
+ * No fault injection: it changes nothing.
  */
 void os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned char *p, size_t n), void *arg);
 /* Heap mode: the program's own calls, straight to the kernel with its

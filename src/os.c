@@ -473,6 +473,12 @@ void os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned cha
 	unsigned char vec[RESIDENT_BATCH];
 	int saved = errno;
 
+	if (sm_filter_may_exist()) {
+		/* a filter may kill at mincore: every page counts */
+		if (len)
+			fn(arg, addr, len);
+		return;
+	}
 	while (pg < end) {
 		size_t n = (end - pg + ps - 1) / ps;
 		if (n > RESIDENT_BATCH)

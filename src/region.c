@@ -317,6 +317,11 @@ int region_create(struct region *r, size_t size, size_t align, int fill, int req
 	memset(r, 0, sizeof(*r));
 	if (size == 0 || size > SIZE_MAX / 2)
 		return -EINVAL;
+	if (sm_secret_new_is_off()) {
+		/* a filter would stop the calls below: none is made */
+		sm_failure_note(SECRETMEM_FAILURE_SANDBOX, size);
+		return -EPERM;
+	}
 	size = (size + ps - 1) & ~(ps - 1);
 	/* more than the machine has can only end in the OOM killer (root is
 	 * exempt from the memory-lock limit): refuse it here */

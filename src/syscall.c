@@ -159,6 +159,31 @@ static long status_field(const char *buf, const char *name)
 	return -1;
 }
 
+static atomic_int filter_seen;
+
+void sm_filter_seen(void)
+{
+	atomic_store_explicit(&filter_seen, 1, memory_order_relaxed);
+}
+
+int sm_filter_may_exist(void)
+{
+	return atomic_load_explicit(&filter_seen, memory_order_relaxed);
+}
+
+static atomic_int new_secret_off;
+
+void sm_secret_new_off(void)
+{
+	sm_filter_seen();
+	atomic_store_explicit(&new_secret_off, 1, memory_order_relaxed);
+}
+
+int sm_secret_new_is_off(void)
+{
+	return atomic_load_explicit(&new_secret_off, memory_order_relaxed);
+}
+
 int sm_seccomp_state(int *mode, long *filters)
 {
 	char buf[4096];
@@ -170,6 +195,8 @@ int sm_seccomp_state(int *mode, long *filters)
 		return (int)n;
 	*mode = (int)status_field(buf, "Seccomp:");
 	*filters = status_field(buf, "Seccomp_filters:"); /* Linux 5.9 and later */
+	if (*mode > 0)
+		sm_filter_seen();
 	return *mode < 0 ? -ENOENT : 0;
 }
 
@@ -511,6 +538,8 @@ static int lone_thread_unfiltered(long tid, long pid)
 	/* not this thread's file, a filter, a missing line, or a thread the C
 	 * library does not know of (a raw clone, an exited main thread): for
 	 * good */
+	if (status_field(buf, "Seccomp:") > 0)
+		sm_filter_seen();
 	if (status_field(buf, "Pid:") != tid || status_field(buf, "Tgid:") != pid ||
 	    status_field(buf, "Seccomp:") != 0 || status_field(buf, "Threads:") != 1) {
 		atomic_store_explicit(&no_inline, 1, memory_order_relaxed);
