@@ -12,9 +12,10 @@
  * program at its next heap growth or fork, where glibc's malloc would only
  * have mapped memory.  So sandbox.c hands every filter the program
  * installs through prctl or seccomp (also through syscall(2)) to
- * hp_filter_check() first, which runs the filter's classic BPF program
- * here on each of those calls, as the kernel would for this architecture,
- * with every argument 0 and again with every bit set.  A result other than
+ * hp_filter_check() once the kernel took it, which runs the filter's
+ * classic BPF program here on each of those calls, as the kernel would for
+ * this architecture, with the arguments the library gives it (calls[]).
+ * A result other than
  * ALLOW, LOG or ERRNO (KILL, TRAP, TRACE, USER_NOTIF, an instruction or a
  * jump this interpreter does not take) for any of them: the library makes
  * no new secret memory from then on (sm_secret_new_off: no call at all;
@@ -28,13 +29,19 @@
  * library stops asking once any filter is seen (sm_filter_seen).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include "internal.h"
 #include "hp.h"
 
@@ -44,12 +51,68 @@
 #define NATIVE_ARCH AUDIT_ARCH_AARCH64
 #endif
 
-/* The system calls of new secret memory, a fork's copy and their warning. */
-static const int needed[] = {
-	SYS_memfd_secret, SYS_clone, SYS_wait4, SYS_exit, SYS_rt_sigaction, SYS_rt_sigprocmask,
-	SYS_prlimit64, SYS_capget, SYS_sysinfo, SYS_openat, SYS_read, SYS_close, SYS_fstatfs,
-	SYS_ftruncate, SYS_mmap, SYS_munmap, SYS_mprotect, SYS_madvise, SYS_mremap, SYS_mlock,
-	SYS_munlock, SYS_getpid, SYS_gettid, SYS_write,
+/*
+ * The system calls of new secret memory, of a fork's copy and of their
+ * warning, each with the arguments the library gives it (a pointer as
+ * P, a descriptor as 3, a length as a page, a pid as 2), one row per
+ * form: a filter may look at the arguments (clone's flags, mmap's
+ * protection).
+ */
+#define P 0x10000ul
+#define PG 4096ul
+#define NOFD ((uint64_t)-1)
+#define ANON_NONE (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)
+static const struct call {
+	int nr;
+	uint64_t a[6];
+} calls[] = {
+	{ SYS_memfd_secret, { O_CLOEXEC } },
+	{ SYS_memfd_secret, { 0 } },
+	{ SYS_clone, { CLONE_VM | CLONE_VFORK | CLONE_FILES, P, 0, 0, 0 } },
+	{ SYS_wait4, { 2, P, __WALL, 0 } },
+	{ SYS_exit, { 0 } },
+	{ SYS_exit, { 1 } },
+	{ SYS_rt_sigaction, { SIGSYS, P, 0, 8 } },
+	{ SYS_rt_sigprocmask, { SIG_BLOCK, P, P, 8 } },
+	{ SYS_rt_sigprocmask, { SIG_SETMASK, P, 0, 8 } },
+	{ SYS_prlimit64, { 0, RLIMIT_MEMLOCK, 0, P } },
+	{ SYS_prlimit64, { 0, RLIMIT_CORE, P, 0 } },
+	{ SYS_capget, { P, P } },
+	{ SYS_sysinfo, { P } },
+	{ SYS_openat, { (uint64_t)(int64_t)AT_FDCWD, P, O_RDONLY | O_CLOEXEC, 0 } },
+	{ SYS_read, { 3, P, PG } },
+	{ SYS_close, { 3 } },
+	{ SYS_fstatfs, { 3, P } },
+	{ SYS_ftruncate, { 3, PG } },
+	{ SYS_mmap, { 0, PG, PROT_NONE, ANON_NONE, NOFD, 0 } },
+	{ SYS_mmap, { P, PG, PROT_NONE, ANON_NONE | MAP_FIXED, NOFD, 0 } },
+	{ SYS_mmap, { P, PG, PROT_NONE, ANON_NONE | MAP_FIXED_NOREPLACE, NOFD, 0 } },
+	{ SYS_mmap, { P, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, 3, 0 } },
+	{ SYS_mmap, { 0, PG, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0 } },
+	{ SYS_mmap, { P, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, NOFD, 0 } },
+	{ SYS_mmap, { 0, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, NOFD, 0 } },
+	{ SYS_munmap, { P, PG } },
+	{ SYS_mprotect, { P, PG, PROT_NONE } },
+	{ SYS_mprotect, { P, PG, PROT_READ } },
+	{ SYS_mprotect, { P, PG, PROT_READ | PROT_WRITE } },
+	{ SYS_madvise, { P, PG, MADV_NORMAL } },
+	{ SYS_madvise, { P, PG, MADV_DONTNEED } },
+	{ SYS_madvise, { P, PG, MADV_DONTFORK } },
+	{ SYS_madvise, { P, PG, MADV_DOFORK } },
+	{ SYS_madvise, { P, PG, MADV_DONTDUMP } },
+	{ SYS_madvise, { P, PG, MADV_DODUMP } },
+	{ SYS_madvise, { P, PG, MADV_WIPEONFORK } },
+	{ SYS_madvise, { P, PG, MADV_KEEPONFORK } },
+	{ SYS_madvise, { P, PG, MADV_COLD } },
+	{ SYS_madvise, { P, PG, MADV_POPULATE_WRITE } },
+	{ SYS_mremap, { P, 0, PG, MREMAP_MAYMOVE, 0 } },
+	{ SYS_mremap, { P, PG, PG, MREMAP_MAYMOVE | MREMAP_FIXED, P } },
+	{ SYS_mlock, { P, PG } },
+	{ SYS_munlock, { P, PG } },
+	{ SYS_getpid, { 0 } },
+	{ SYS_gettid, { 0 } },
+	{ SYS_sched_yield, { 0 } },
+	{ SYS_write, { 2, P, PG } },
 };
 
 #define RUN_UNKNOWN 0xffffffffu /* not a result: the filter was not understood */
@@ -168,14 +231,14 @@ int hp_filter_check(const void *fprog)
 
 	if (!prog || !prog->filter || !prog->len || prog->len > BPF_MAXINSNS)
 		return 0;
-	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
-		for (int bits = 0; bits < 2; bits++) {
-			memset(&d, bits ? 0xff : 0, sizeof(d));
-			d.nr = needed[i];
-			d.arch = NATIVE_ARCH;
-			if (!harmless(run(prog, &d)))
-				return 0;
-		}
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		memset(&d, 0, sizeof(d));
+		d.nr = calls[i].nr;
+		d.arch = NATIVE_ARCH;
+		memcpy(d.args, calls[i].a, sizeof(d.args));
+		if (!harmless(run(prog, &d)))
+			return 0;
+	}
 	return 1;
 #else
 	(void)fprog;

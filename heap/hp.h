@@ -79,9 +79,11 @@ void hp_streams_install(void);
 int hp_sandboxed(void);
 /* A filter is (or may be) in place. */
 void hp_sandbox_seen(void);
-/* The program installs seccomp mode `mode` (prctl's PR_SET_SECCOMP
- * argument; SYS_seccomp's operation as that mode), prog its filter. */
-void hp_sandbox_install(unsigned long mode, const void *prog);
+/* Around the program's call that may install seccomp mode `mode` (prctl's
+ * PR_SET_SECCOMP argument; SYS_seccomp's operation as that mode), prog its
+ * filter: before it, and after it with its result (0: installed). */
+void hp_sandbox_before(unsigned long mode, const void *prog);
+void hp_sandbox_after(long result, unsigned long mode, const void *prog);
 /* filtercheck.c: 1 when the filter lets the library make new secret
  * memory (kills or traps none of its calls), else 0. */
 int hp_filter_check(const void *prog);

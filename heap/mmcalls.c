@@ -328,13 +328,19 @@ HP_EXPORT long syscall(long n, ...)
 		break;
 	}
 	int mine = ra >= __ehdr_start && ra < __etext;
-	if (!mine && n == SYS_seccomp) /* sandbox.c; its operations 0 and 1 are the modes 1 and 2 */
-		a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER
-			? hp_sandbox_install(a[0] + 1, (const void *)a[2])
-			: hp_sandbox_seen();
+	/* a seccomp install (sandbox.c): SYS_seccomp's operations 0 and 1
+	 * are the modes 1 and 2 (strict only without flags or arguments) */
+	unsigned long mode = 0;
+	if (!mine && n == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_FILTER || (a[0] == SECCOMP_SET_MODE_STRICT && !a[1] && !a[2])))
+		mode = a[0] + 1;
 	if (!mine && n == SYS_prctl && a[0] == PR_SET_SECCOMP)
-		hp_sandbox_install(a[1], (const void *)a[2]);
+		mode = a[1];
+	const void *prog = (const void *)a[2]; /* the filter, or the strict mode's none */
+	if (mode)
+		hp_sandbox_before(mode, prog);
 	long r = raw6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (mode)
+		hp_sandbox_after(r, mode, prog);
 	if (!mine && n == SYS_sigaltstack && r == 0)
 		hp_stack_altstack((const stack_t *)a[0]); /* stackclear.c */
 	if ((unsigned long)r > -4096UL) {

@@ -46,12 +46,22 @@ void hp_sandbox_seen(void)
 	hp_stack_sandboxed();
 }
 
-/* The program is about to install a seccomp filter: strict (mode 1), or
- * the filter prog (mode 2; filtercheck.c reads it). */
-void hp_sandbox_install(unsigned long mode, const void *prog)
+/* The program's call that may install seccomp mode `mode` (strict, or the
+ * filter prog) is about to be made: the module makes no call from now on
+ * that a filter could stop (a call that cannot install one - libseccomp's
+ * probes, a NULL filter - changes nothing). */
+void hp_sandbox_before(unsigned long mode, const void *prog)
 {
-	hp_sandbox_seen();
-	if (mode != SECCOMP_MODE_FILTER || !hp_filter_check(prog))
+	if (mode == SECCOMP_MODE_STRICT || (mode == SECCOMP_MODE_FILTER && prog))
+		hp_sandbox_seen();
+}
+
+/* ... and was made: when it installed the mode, and that stops a call of
+ * new secret memory (filtercheck.c reads the filter, which the kernel has
+ * just read too), no new secret memory from now on. */
+void hp_sandbox_after(long result, unsigned long mode, const void *prog)
+{
+	if (result == 0 && (mode != SECCOMP_MODE_FILTER || !hp_filter_check(prog)))
 		sm_secret_new_off();
 }
 
@@ -77,7 +87,10 @@ HP_EXPORT int prctl(int option, ...)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
 	resolve_prctl();
-	if (option == PR_SET_SECCOMP) /* before: the filter applies at once */
-		hp_sandbox_install(a[0], (const void *)a[1]);
-	return real_prctl(option, a[0], a[1], a[2], a[3]);
+	if (option != PR_SET_SECCOMP)
+		return real_prctl(option, a[0], a[1], a[2], a[3]);
+	hp_sandbox_before(a[0], (const void *)a[1]); /* the filter applies at once */
+	int r = real_prctl(option, a[0], a[1], a[2], a[3]);
+	hp_sandbox_after(r, a[0], (const void *)a[1]);
+	return r;
 }

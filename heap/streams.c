@@ -63,7 +63,8 @@
  * Nothing is done while the process has had no second thread: glibc then
  * resets nothing.  Its flag (__libc_single_threaded) and its list are read
  * where glibc's own code reads them, at their addresses in libc.so.6
- * (dlsym on libc's handle): a program that names either has a copy of it
+ * (dlsym(RTLD_NEXT): the objects after this module, not the program):
+ * a program that names either has a copy of it
  * in its own data (a copy relocation), which libc's code never reads
  * again.  glibc's fork() reads the flag before the prepare handlers, this
  * file in its prepare handler; they differ only for a prepare handler that creates
@@ -72,7 +73,6 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <gnu/lib-names.h>
 #include <pthread.h>
 #include <stdio.h>
 #include "internal.h"
@@ -182,12 +182,11 @@ static void streams_child(void)
 
 void hp_streams_install(void)
 {
-	void *libc = dlopen(LIBC_SO, RTLD_LAZY | RTLD_NOLOAD);
-
-	if (!libc)
-		return;
-	list_all = dlsym(libc, "_IO_list_all");
-	single_threaded = dlsym(libc, "__libc_single_threaded");
+	/* RTLD_NEXT: the next definitions after this module, libc's own (a
+	 * dlopen of libc would allocate, here in the module's start, from
+	 * its early arena) */
+	list_all = dlsym(RTLD_NEXT, "_IO_list_all");
+	single_threaded = dlsym(RTLD_NEXT, "__libc_single_threaded");
 	if (list_all && single_threaded)
 		pthread_atfork(streams_prepare, streams_parent, streams_child);
 }
