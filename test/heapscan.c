@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,6 +77,35 @@ void heap_key_random(struct scan_key *needles, unsigned char key[32], char hex[6
 	snprintf(keyfile, len, "%s/key.bin", rig_tmpdir());
 	FILE *f = fopen(keyfile, "we");
 	TL_CHECK(f && fwrite(key, 1, 32, f) == 32 && fclose(f) == 0, "%s", keyfile);
+}
+
+/* The syscall thread tid of pid is in (/proc/PID/task/TID/syscall), or -1. */
+long heap_in_syscall(pid_t pid, long tid)
+{
+	char path[96];
+	long nr = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%ld/syscall", (int)pid, tid);
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (fscanf(f, "%ld", &nr) != 1)
+			nr = -1;
+		fclose(f);
+	}
+	return nr;
+}
+
+void heap_stackkey_setup(const char *test, struct scan_key *key, char *helper, char *keyfile)
+{
+	unsigned char k[32];
+	char hex[65];
+
+	heap_need_module(test);
+	if (!realpath(tl_build_path("test/helpers/heap_stackkey"), helper))
+		tl_skip("test/helpers/heap_stackkey is not built");
+	heap_key_random(key, k, hex, keyfile, PATH_MAX);
+	/* the unprivileged run reads the key file too (a test key) */
+	TL_CHECK(chmod(rig_tmpdir(), 0755) == 0 && chmod(keyfile, 0644) == 0, "chmod");
 }
 
 void heap_hits_count(const struct scan_result *res, struct heap_hits *h)

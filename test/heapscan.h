@@ -37,6 +37,15 @@ const char *const *heap_env(void);
  * (rig_tmpdir()/key.bin, len bytes of room) for the program to read. */
 void heap_key_random(struct scan_key *needles, unsigned char key[32], char hex[65], char *keyfile, size_t len);
 
+/* The system call thread tid of pid is in (/proc/PID/task/TID/syscall),
+ * or -1 (it runs, or is gone). */
+long heap_in_syscall(pid_t pid, long tid);
+/* The stack tests' set-up (t_heap_stack*): heap_need_module(test), the
+ * path of test/helpers/heap_stackkey in helper (PATH_MAX bytes; skips the
+ * test when it is not built), a random key in key and keyfile (PATH_MAX
+ * bytes), readable by uid 65534. */
+void heap_stackkey_setup(const char *test, struct scan_key *key, char *helper, char *keyfile);
+
 /* Copies found, by place. */
 struct heap_hits {
 	int stack;  /* in the main thread's stack ("[stack]") */

@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "heaprig.h"
+#include "helpers/seccomp_allow.h"
 #include "tlib.h"
 
 #define PRE 64
@@ -51,25 +52,8 @@ static const int allowed[] = {
 
 static int allowlist(int through_syscall)
 {
-	enum { N = sizeof(allowed) / sizeof(allowed[0]) };
-	struct sock_filter f[N + 6];
-	int k = 0;
-
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-	for (int i = 0; i < N; i++)
-		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)allowed[i],
-						      (unsigned char)(N - i), 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	struct sock_fprog prog = { (unsigned short)k, f };
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return -1;
-	if (through_syscall)
-		return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	return seccomp_allow_only(allowed, (int)(sizeof(allowed) / sizeof(allowed[0])),
+				  through_syscall ? ALLOW_SYSCALL : ALLOW_PRCTL);
 }
 
 /* The figures page's address (read before a filter stops /proc). */

@@ -40,22 +40,6 @@ struct places {
 	int main, worker, ended, other, regs;
 };
 
-/* The syscall thread tid of pid is in (/proc/PID/task/TID/syscall), or -1. */
-static long in_syscall(pid_t pid, long tid)
-{
-	char path[96];
-	long nr = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%ld/syscall", (int)pid, tid);
-	FILE *f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%ld", &nr) != 1)
-			nr = -1;
-		fclose(f);
-	}
-	return nr;
-}
-
 /* Wait until the main thread is in read(2) and the other one in poll(2). */
 static void wait_waiting(pid_t pid, const char *log)
 {
@@ -63,13 +47,13 @@ static void wait_waiting(pid_t pid, const char *log)
 
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
 	for (int ms = 0; ms < 30000; ms += 10) {
-		int main_reads = in_syscall(pid, pid) == 0, worker_polls = 0;
+		int main_reads = heap_in_syscall(pid, pid) == 0, worker_polls = 0;
 		DIR *d = opendir(dir);
 		struct dirent *e;
 
 		while (d && (e = readdir(d))) {
 			long tid = atol(e->d_name), nr;
-			if (tid > 0 && tid != pid && ((nr = in_syscall(pid, tid)) == 7 || nr == 271))
+			if (tid > 0 && tid != pid && ((nr = heap_in_syscall(pid, tid)) == 7 || nr == 271))
 				worker_polls = 1;
 		}
 		if (d)
@@ -166,19 +150,12 @@ static struct places run(const struct scan_key *key, const char *mode)
 int main(void)
 {
 	struct scan_key key;
-	unsigned char k[32];
-	char hex[65];
 
 	tl_need_root("the scan reads another process's memory and gcore attaches to it");
 	rig_need("gdb");
 	rig_need("gcore");
 	rig_need("setpriv");
-	heap_need_module("t_heap_stack");
-	if (!realpath(tl_build_path("test/helpers/heap_stackkey"), helper))
-		tl_skip("test/helpers/heap_stackkey is not built");
-	heap_key_random(&key, k, hex, keyfile, sizeof(keyfile));
-	/* the unprivileged run reads the key file too (a test key) */
-	TL_CHECK(chmod(rig_tmpdir(), 0755) == 0 && chmod(keyfile, 0644) == 0, "chmod");
+	heap_stackkey_setup("t_heap_stack", &key, helper, keyfile);
 
 	struct places plain = run(&key, "plain");
 	TL_CHECK(plain.main > 0 && plain.worker > 0 && plain.ended > 0 && plain.regs > 0,

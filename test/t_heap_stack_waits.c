@@ -41,22 +41,6 @@ static void ms_sleep(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The system call the main thread of pid is in, or -1 when it runs. */
-static long main_syscall(pid_t pid)
-{
-	char path[64];
-	long nr = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (f) {
-		if (fscanf(f, "%ld", &nr) != 1)
-			nr = -1;
-		fclose(f);
-	}
-	return nr;
-}
-
 /* Wait until the main thread has been in one system call for 30 ms. */
 static void wait_settled(pid_t pid, const char *log, const char *label)
 {
@@ -64,7 +48,7 @@ static void wait_settled(pid_t pid, const char *log, const char *label)
 	int same = 0;
 
 	for (int ms = 0; ms < 30000; ms += 10) {
-		long nr = main_syscall(pid);
+		long nr = heap_in_syscall(pid, pid);
 		same = nr >= 0 && nr == last ? same + 1 : 0;
 		last = nr;
 		if (same == 3)
@@ -120,18 +104,11 @@ static void run(const struct scan_key *key, const char *mode, const char *who, i
 int main(void)
 {
 	struct scan_key key;
-	unsigned char k[32];
-	char hex[65];
 	int n = (int)(sizeof(modes) / sizeof(modes[0])), least = INT_MAX, stack, other;
 
 	tl_need_root("the scan reads another process's memory");
 	rig_need("setpriv");
-	heap_need_module("t_heap_stack_waits");
-	if (!realpath(tl_build_path("test/helpers/heap_stackkey"), helper))
-		tl_skip("test/helpers/heap_stackkey is not built");
-	heap_key_random(&key, k, hex, keyfile, sizeof(keyfile));
-	/* the unprivileged run reads the key file too (a test key) */
-	TL_CHECK(chmod(rig_tmpdir(), 0755) == 0 && chmod(keyfile, 0644) == 0, "chmod");
+	heap_stackkey_setup("t_heap_stack_waits", &key, helper, keyfile);
 
 	for (int i = 0; i < n; i++) {
 		run(&key, modes[i], "plain", &stack, &other);

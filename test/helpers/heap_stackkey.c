@@ -53,6 +53,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "seccomp_allow.h"
 
 static unsigned char *key;
 static volatile unsigned long sink;
@@ -117,25 +118,8 @@ static int install_filter(int tsync)
 				       SYS_madvise, SYS_munmap, SYS_mmap, SYS_mprotect, SYS_brk, SYS_rt_sigprocmask,
 				       SYS_rt_sigreturn, SYS_clock_nanosleep, SYS_nanosleep, SYS_clock_gettime,
 				       SYS_sched_yield, SYS_getpid, SYS_gettid, SYS_close, SYS_restart_syscall };
-	enum { N = sizeof(allowed) / sizeof(allowed[0]) };
-	struct sock_filter f[N + 6];
-	int k = 0;
-
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-	for (int i = 0; i < N; i++) /* allowed[i]: jump to the last-but-one (ALLOW) */
-		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)allowed[i],
-						      (unsigned char)(N - i), 0);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-	struct sock_fprog prog = { (unsigned short)k, f };
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return -1;
-	if (tsync)
-		return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) == 0 ? 0 : -1;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	return seccomp_allow_only(allowed, (int)(sizeof(allowed) / sizeof(allowed[0])),
+				  tsync ? ALLOW_SYSCALL_TSYNC : ALLOW_PRCTL);
 }
 
 static void *ender(void *arg)
