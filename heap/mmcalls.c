@@ -74,9 +74,12 @@ static const char *caller(const void *ra)
 static int warned, warned_exec;
 
 /* Whether locked memory is made secret now. */
+/* Locked memory is made secret: the module serves, secret memory works,
+ * and no seccomp filter would stop the calls (filtercheck.c; asked first:
+ * the backend's check reads /proc). */
 static int adopting(void)
 {
-	return hp_serving() && secretmem_default_backend() == SECRETMEM_BACKEND_SECRET;
+	return hp_serving() && !sm_secret_new_is_off() && secretmem_default_backend() == SECRETMEM_BACKEND_SECRET;
 }
 
 static int ret(int rc)

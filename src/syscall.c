@@ -729,6 +729,8 @@ int sm_memfd_secret(void)
 
 	if (rc)
 		return rc; /* a simulated failure: the probe stays as it is */
+	if (sm_secret_new_is_off())
+		return -EPERM; /* a filter would stop the calls: none is made */
 	rc = memfd_guarded();
 	if (rc == -ENOSYS || rc == -EPERM) {
 		/* the sandbox changed (or the kernel refuses now): tell the
