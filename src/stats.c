@@ -37,10 +37,17 @@ SM_API int secretmem_stats(struct secretmem_stats *st)
 	st->pages_released = c.pages_released;
 	st->regions = c.regions;
 	st->regions_created = c.regions_created;
-	st->backend = region_default_backend();
 	region_backend_totals(&st->secret_bytes, &st->fallback_bytes);
 	sm_api_region_totals(&st->api_regions, &st->api_region_bytes);
 	st->last_failure = (size_t)sm_failure_last(&st->last_failure_bytes);
+	if (sm_secret_new_is_off()) {
+		/* heap mode under a seccomp filter that would stop the calls
+		 * behind these figures: nothing new can be made, none is read */
+		st->backend = SECRETMEM_BACKEND_NONE;
+		errno = saved;
+		return 0;
+	}
+	st->backend = region_default_backend();
 
 	size_t locked;
 	sm_memlock_figures(&st->memlock_unlimited, &st->memlock_limit, &locked);

@@ -7,8 +7,8 @@
  *    heap, the program installs a filter like OpenSSH's privilege-separated
  *    child's (the calls a malloc needs and a few more; kill at anything
  *    else, clone, mincore, memfd_secret, prlimit64 and openat among them),
- *    then frees blocks of many pages, churns, grows its heap by 25 MiB and
- *    locks 64 KiB it mapped: it lives; no secret memory is made after the filter (the figures
+ *    then frees blocks of many pages, churns, grows its heap by 25 MiB,
+ *    locks 64 KiB it mapped and asks mallinfo2(): it lives; no secret memory is made after the filter (the figures
  *    page's secret bytes do not grow), the new blocks are ordinary memory
  *    (one warning names the sandbox), the blocks made before keep their
  *    contents in secret memory; fork() fails with ENOMEM without making a
@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -134,6 +135,9 @@ static int child(const char *mode)
 	TL_CHECK(mlock(lk, 65536) == 0 && lk[0] == 0x5a && lk[65535] == 0x5a && munlock(lk, 65536) == 0,
 		 "mlock after the filter: %s", strerror(errno));
 	say("locked\n");
+	struct mallinfo2 mi = mallinfo2(); /* its figures must take no system call the filter stops */
+	TL_CHECK(mi.uordblks > 0, "mallinfo2");
+	say("mallinfo2\n");
 	for (int i = 1; i < PRE; i += 2)
 		TL_CHECK(tl_check(pre[i], 1000 + (size_t)i * 1000, (uint64_t)i), "block %d changed", i);
 
