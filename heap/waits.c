@@ -1058,32 +1058,33 @@ HP_EXPORT int pthread_join(pthread_t t, void **ret)
 	return real_pthread_join(t, ret);
 }
 
+/* Before a semaphore wait: sem_trywait first; 1 when it took the
+ * semaphore, -1 on its error (errno set), 0 when the call will wait (the
+ * thread cleared, errno kept). */
+static int sem_first(sem_t *sem)
+{
+	if (!hp_stack_on())
+		return 0;
+	int e = errno;
+	if (sem_trywait(sem) == 0)
+		return 1;
+	if (errno != EAGAIN)
+		return -1;
+	errno = e;
+	before_wait();
+	return 0;
+}
+
 HP_EXPORT int sem_wait(sem_t *sem)
 {
 	resolve_sem_wait();
-	if (hp_stack_on()) {
-		int e = errno;
-		if (sem_trywait(sem) == 0)
-			return 0;
-		if (errno != EAGAIN)
-			return -1;
-		errno = e;
-		before_wait();
-	}
-	return real_sem_wait(sem);
+	int r = sem_first(sem);
+	return r ? (r > 0 ? 0 : -1) : real_sem_wait(sem);
 }
 
 HP_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *t)
 {
 	resolve_sem_timedwait();
-	if (hp_stack_on()) {
-		int e = errno;
-		if (sem_trywait(sem) == 0)
-			return 0;
-		if (errno != EAGAIN)
-			return -1;
-		errno = e;
-		before_wait();
-	}
-	return real_sem_timedwait(sem, t);
+	int r = sem_first(sem);
+	return r ? (r > 0 ? 0 : -1) : real_sem_timedwait(sem, t);
 }
