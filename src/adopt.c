@@ -533,10 +533,6 @@ int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char
 	if (round_range(addr, len, &lo, &hi) || lo == hi || (flags & ~MLOCK_ONFAULT)) {
 		return os_pass_mlock(addr, len, flags);
 	}
-	/* a seccomp filter would stop the calls of an adoption (reading the
-	 * maps, memfd_secret): the kernel's lock, as without the module */
-	if (sm_secret_new_is_off())
-		return os_pass_mlock(addr, len, flags);
 	int cancel = sm_cancel_off();
 	region_fork_lock();
 	/* the maps, even where records cover the range: a record may be
