@@ -65,6 +65,7 @@ extern void __libc_free(void *p);
 extern void *__libc_calloc(size_t n, size_t size);
 extern void *__libc_realloc(void *p, size_t size);
 extern void *__libc_memalign(size_t align, size_t size);
+extern int __libc_mallopt(int param, int value);
 
 #define DEFAULT_HUGE ((size_t)1 << 20)
 #define EARLY_SIZE ((size_t)64 << 10)
@@ -362,6 +363,18 @@ static void init(void)
 		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 		return;
 	}
+	/*
+	 * glibc's allocator sets itself up at its first call, without a
+	 * lock, and hands the main arena to the calling thread on a count
+	 * that starts at one: it relies on a first call made before any
+	 * thread exists.  Here its first call would be some thread's huge
+	 * block; two threads there at once both take the main arena on that
+	 * one count, and glibc aborts when the second of them exits
+	 * ("a->attached_threads > 0").  So set it up now, under the once:
+	 * mallopt with a parameter glibc does not know does that and changes
+	 * nothing.
+	 */
+	__libc_mallopt(0, 0);
 	sm_os_direct = 1; /* the library's memory calls skip mmcalls.c's */
 	stats_page();
 	stats->magic = SM_HEAP_STATS_MAGIC;
