@@ -1085,6 +1085,7 @@ HP_EXPORT int sem_wait(sem_t *sem)
 HP_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *t)
 {
 	resolve_sem_timedwait();
-	int r = sem_first(sem);
+	/* glibc checks tv_nsec before it looks at the semaphore (EINVAL) */
+	int r = t->tv_nsec < 0 || t->tv_nsec >= S_NS ? 0 : sem_first(sem);
 	return r ? (r > 0 ? 0 : -1) : real_sem_timedwait(sem, t);
 }

@@ -6,10 +6,11 @@
  * no live frame is ever cleared: test/helpers/heap_waits (select's and
  * pselect's sets, poll, ppoll, epoll, read and recv on ready, empty and
  * non-blocking descriptors, MSG_WAITALL, MSG_PEEK, accept, the sleeps,
- * condition waits, a wait in a signal handler on a signal stack that is an
- * array on the thread's own stack, a wait in a handler on the thread's
- * stack, in a coroutine (makecontext), on a 16 KiB thread stack and on a
- * stack the program gave, pthread_cancel of a thread waiting in read).
+ * condition waits, semaphores (sem_timedwait checks tv_nsec first), a
+ * wait in a signal handler on a signal stack that is an array on the
+ * thread's own stack, a wait in a handler on the thread's stack, in a
+ * coroutine (makecontext), on a 16 KiB thread stack and on a stack the
+ * program gave, pthread_cancel of a thread waiting in read).
  * Run without the module (the checks are right), under it as root, and
  * under it as uid 65534 without CAP_IPC_LOCK under `ulimit -l 8192`.
  */

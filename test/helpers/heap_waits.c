@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -737,6 +738,31 @@ static void check_threads(void)
 	close(fds[1]);
 }
 
+/* semaphores: glibc's answers, in the order it checks (tv_nsec first) */
+static void check_sems(void)
+{
+	sem_t s;
+	struct timespec bad = { 0, 1000000000L }, past = { 1, 0 };
+	int r, v = -1;
+
+	if (sem_init(&s, 0, 1))
+		abort();
+	errno = 0;
+	r = sem_timedwait(&s, &bad);
+	sem_getvalue(&s, &v);
+	CHECK("sem-timedwait-einval", r == -1 && errno == EINVAL && v == 1, "returned %d, value %d", r, v);
+	r = sem_timedwait(&s, &past);
+	CHECK("sem-timedwait-free", r == 0, "returned %d", r);
+	errno = 0;
+	r = sem_timedwait(&s, &past);
+	CHECK("sem-timedwait-timeout", r == -1 && errno == ETIMEDOUT, "returned %d", r);
+	sem_post(&s);
+	r = sem_wait(&s);
+	sem_getvalue(&s, &v);
+	CHECK("sem-wait-free", r == 0 && v == 0, "returned %d, value %d", r, v);
+	sem_destroy(&s);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -747,6 +773,7 @@ int main(void)
 	check_sleeps();
 	check_split();
 	check_answers();
+	check_sems();
 	check_altstack();
 	check_coroutine();
 	check_coroutine_on_stack();
