@@ -81,7 +81,9 @@ int hp_sandboxed(void);
 void hp_sandbox_seen(void);
 /* Around the program's call that may install seccomp mode `mode` (prctl's
  * PR_SET_SECCOMP argument; SYS_seccomp's operation as that mode), prog its
- * filter: before it, and after it with its result (0: installed). */
+ * filter: before it, and after it with its result (0: installed).  The
+ * library's call gate (src/callgate.c) is closed in between: nothing may
+ * allocate or take a lock there. */
 void hp_sandbox_before(unsigned long mode, const void *prog);
 void hp_sandbox_after(long result, unsigned long mode, const void *prog);
 /* filtercheck.c: 1 when the filter lets the library make new secret

@@ -46,14 +46,23 @@ void hp_sandbox_seen(void)
 	hp_stack_sandboxed();
 }
 
+static int installs(unsigned long mode, const void *prog)
+{
+	return mode == SECCOMP_MODE_STRICT || (mode == SECCOMP_MODE_FILTER && prog);
+}
+
 /* The program's call that may install seccomp mode `mode` (strict, or the
  * filter prog) is about to be made: the module makes no call from now on
  * that a filter could stop (a call that cannot install one - libseccomp's
  * probes, a NULL filter - changes nothing). */
 void hp_sandbox_before(unsigned long mode, const void *prog)
 {
-	if (mode == SECCOMP_MODE_STRICT || (mode == SECCOMP_MODE_FILTER && prog))
+	if (installs(mode, prog)) {
+		/* the calls other threads are making end first (a filter
+		 * with TSYNC applies to them at once) */
+		sm_install_begin();
 		hp_sandbox_seen();
+	}
 }
 
 /* ... and was made: when it installed the mode, and that stops a call of
@@ -61,8 +70,11 @@ void hp_sandbox_before(unsigned long mode, const void *prog)
  * just read too), no new secret memory from now on. */
 void hp_sandbox_after(long result, unsigned long mode, const void *prog)
 {
+	if (!installs(mode, prog))
+		return;
 	if (result == 0 && (mode != SECCOMP_MODE_FILTER || !hp_filter_check(prog)))
 		sm_secret_new_off();
+	sm_install_end();
 }
 
 HP_REAL(prctl)

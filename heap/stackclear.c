@@ -159,39 +159,62 @@ static int vma_of(uintptr_t sp, struct vma *v)
 	return sm_maps_walk(buf, sizeof(buf), find_vma, v) == 1 ? 0 : -1;
 }
 
+/* The main thread's stack: its "[stack]" mapping; 0 when known. */
+static int learn_main(uintptr_t sp)
+{
+	struct vma v;
+
+	if (vma_of(sp, &v) != 0 || !v.stack)
+		return -1;
+	t_st.lo = v.lo;
+	t_st.hi = v.hi;
+	t_st.grows = 1;
+	return 0;
+}
+
+/* Another thread's: what glibc says, its lowest page mapped; 0 when known.
+ * pthread_getattr_np allocates, so it is outside the call gate's section
+ * (src/callgate.c: nothing in a section may wait for a lock). */
+static int learn_thread(uintptr_t sp)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
+	if (pthread_getattr_np(pthread_self(), &a) != 0)
+		return -1;
+	int ok = pthread_attr_getstack(&a, &addr, &size) == 0;
+	pthread_attr_destroy(&a);
+	t_st.lo = (uintptr_t)addr;
+	t_st.hi = t_st.lo + size;
+	if (!ok || sp < t_st.lo || sp >= t_st.hi)
+		return -1;
+	sm_calls_enter();
+	ok = !hp_sandboxed() && mapped(t_st.lo);
+	sm_calls_leave();
+	return ok ? 0 : -1;
+}
+
 __attribute__((noinline)) static void stack_learn(uintptr_t sp)
 {
 	t_st.state = ST_BUSY; /* a wait in a signal handler meanwhile: skipped */
-	t_st.tid = syscall(SYS_gettid);
 	if (t_st.given) { /* its guard pages, if any, are the program's own */
 		t_st.state = ST_NONE;
 		return;
 	}
-	if (t_st.tid == getpid()) { /* the main thread: its "[stack]" mapping */
-		struct vma v;
-		if (vma_of(sp, &v) != 0 || !v.stack) {
-			t_st.state = ST_NONE;
-			return;
-		}
-		t_st.lo = v.lo;
-		t_st.hi = v.hi;
-		t_st.grows = 1;
-	} else {
-		pthread_attr_t a;
-		void *addr;
-		size_t size;
-		if (pthread_getattr_np(pthread_self(), &a) != 0) {
-			t_st.state = ST_NONE;
-			return;
-		}
-		int ok = pthread_attr_getstack(&a, &addr, &size) == 0;
-		pthread_attr_destroy(&a);
-		t_st.lo = (uintptr_t)addr;
-		t_st.hi = t_st.lo + size;
-		if (!ok || sp < t_st.lo || sp >= t_st.hi || !mapped(t_st.lo)) {
-			t_st.state = ST_NONE;
-			return;
-		}
+	sm_calls_enter(); /* src/callgate.c */
+	int main_thread = -1;
+	if (!hp_sandboxed()) {
+		t_st.tid = syscall(SYS_gettid);
+		main_thread = t_st.tid == getpid();
+	}
+	int rc = main_thread == 1 ? learn_main(sp) : -1;
+	sm_calls_leave();
+	if (main_thread == 0)
+		rc = learn_thread(sp);
+	if (rc) {
+		t_st.state = ST_NONE;
+		return;
 	}
 	t_st.low = sp & ~(uintptr_t)(PAGE - 1);
 	t_st.state = ST_KNOWN;
@@ -268,6 +291,39 @@ static void zero_page(uintptr_t p)
 		zero_words(p, p + PAGE);
 }
 
+/* clear_pages's part with system calls: every page below cut that holds
+ * memory; 0 when this thread is not cleared. */
+static inline __attribute__((always_inline)) int ask_and_clear(uintptr_t sp, uintptr_t cut)
+{
+	if (syscall(SYS_gettid) != t_st.tid)
+		return 0; /* a clone(CLONE_VM) child on this thread's TLS */
+	if (t_st.grows && mapped(t_st.lo - PAGE)) { /* the main stack grew */
+		struct vma v;
+		if (vma_of(sp, &v) != 0 || !v.stack)
+			return 0;
+		t_st.lo = v.lo;
+	}
+	size_t pages = (cut - t_st.lo) / PAGE;
+	unsigned char vec[pages < VEC ? pages + 1 : VEC];
+	for (uintptr_t top = cut; top > t_st.lo;) { /* from the top down */
+		size_t n = (top - t_st.lo) / PAGE < VEC ? (top - t_st.lo) / PAGE : VEC;
+		uintptr_t base = top - n * PAGE;
+		if (syscall(SYS_mincore, (void *)base, n * PAGE, vec) != 0) {
+			hp_sandbox_seen(); /* refused: a filter */
+			break;
+		}
+		for (size_t i = 0; i < n; i++)
+			if (vec[i] & 1) {
+				uintptr_t p = base + i * PAGE;
+				if (p < t_st.low)
+					t_st.low = p;
+				zero_page(p);
+			}
+		top = base;
+	}
+	return 1;
+}
+
 /*
  * Zero every page of the stack wholly below the page this function's
  * stack pointer is in, where the page holds memory and is not zero
@@ -289,34 +345,13 @@ __attribute__((noinline)) static uintptr_t clear_pages(void)
 	if (sp < t_st.lo || sp >= t_st.hi || (sp >= t_st.alt_lo && sp < t_st.alt_hi) || t_on_co)
 		return 0; /* on another stack: a signal stack, a coroutine's */
 	uintptr_t cut = sp & ~(uintptr_t)(PAGE - 1);
-	if (!hp_sandboxed()) {
-		if (syscall(SYS_gettid) != t_st.tid)
-			return 0; /* a clone(CLONE_VM) child on this thread's TLS */
-		if (t_st.grows && mapped(t_st.lo - PAGE)) { /* the main stack grew */
-			struct vma v;
-			if (vma_of(sp, &v) != 0 || !v.stack)
-				return 0;
-			t_st.lo = v.lo;
-		}
-		size_t pages = (cut - t_st.lo) / PAGE;
-		unsigned char vec[pages < VEC ? pages + 1 : VEC];
-		for (uintptr_t top = cut; top > t_st.lo;) { /* from the top down */
-			size_t n = (top - t_st.lo) / PAGE < VEC ? (top - t_st.lo) / PAGE : VEC;
-			uintptr_t base = top - n * PAGE;
-			if (syscall(SYS_mincore, (void *)base, n * PAGE, vec) != 0) {
-				hp_sandbox_seen(); /* refused: a filter */
-				break;
-			}
-			for (size_t i = 0; i < n; i++)
-				if (vec[i] & 1) {
-					uintptr_t p = base + i * PAGE;
-					if (p < t_st.low)
-						t_st.low = p;
-					zero_page(p);
-				}
-			top = base;
-		}
-	}
+	/* the calls as one section (src/callgate.c): a filter that another
+	 * thread installs meanwhile waits for them, or they see it */
+	sm_calls_enter();
+	int ok = hp_sandboxed() || ask_and_clear(sp, cut);
+	sm_calls_leave();
+	if (!ok)
+		return 0;
 	if (hp_sandboxed()) /* no system call: the pages seen holding memory */
 		for (uintptr_t p = t_st.low; p < cut; p += PAGE)
 			zero_page(p);

@@ -532,17 +532,20 @@ static void before_fd_call(int fd, int always)
 {
 	if (!hp_stack_on() || memo_never_waits(fd))
 		return;
+	int e = errno, clear;
+	sm_calls_enter(); /* the questions as one section (src/callgate.c) */
 	if (hp_sandboxed()) {
-		clear_now();
-		return;
+		clear = 1;
+	} else if (never_waits(fd)) {
+		clear = 0;
+	} else {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		clear = always || real_poll(&p, 1, 0) == 0;
 	}
-	if (never_waits(fd))
-		return;
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int e = errno;
-	if (always || real_poll(&p, 1, 0) == 0)
-		clear_now();
+	sm_calls_leave();
 	errno = e;
+	if (clear)
+		clear_now();
 }
 
 HP_EXPORT ssize_t read(int fd, void *buf, size_t n)

@@ -388,6 +388,12 @@ static void fork_prepare(void)
 {
 	int saved = errno, cancel = sm_cancel_off();
 
+	/* the copy's calls and the clone as one section (callgate.c), entered
+	 * before any lock is held: this handler runs last of the prepare
+	 * handlers (the library's were registered first), and no filter is
+	 * installed from here until the parent's handler, so the child never
+	 * inherits one that the copy did not see */
+	sm_calls_enter();
 	sm_alloc_fork_lock();
 	sm_slab_fork_prepare();
 	region_fork_lock();
@@ -398,9 +404,9 @@ static void fork_prepare(void)
 	copy_fd = -1;
 	copy_len = 0;
 	copy_error = 0;
-	if (fork_policy == SECRETMEM_FORK_COPY)
+	if (fork_policy == SECRETMEM_FORK_COPY) {
 		copy_error = prepare_copy();
-	else if (fork_policy == SECRETMEM_FORK_SHARE) {
+	} else if (fork_policy == SECRETMEM_FORK_SHARE) {
 		for (struct region *r = region_fork_next(NULL); r; r = region_fork_next(r))
 			if (is_secret(r))
 				os_advise(r->data, r->size, MADV_DOFORK);
@@ -425,6 +431,7 @@ static void fork_parent(void)
 	region_fork_unlock();
 	sm_slab_fork_parent();
 	sm_alloc_fork_unlock();
+	sm_calls_leave();
 	sm_cancel_restore(fork_cancel);
 	errno = saved;
 }
@@ -485,6 +492,7 @@ static void fork_child(void)
 	unsigned char *copy_map = NULL;
 
 	sm_memfd_after_fork();
+	sm_calls_child();
 	window_base = NULL; /* MADV_DONTFORK: not in any child */
 
 	if (policy != SECRETMEM_FORK_SHARE)

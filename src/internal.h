@@ -153,6 +153,20 @@ int sm_filter_may_exist(void);
  */
 void sm_secret_new_off(void);
 int sm_secret_new_is_off(void);
+/*
+ * callgate.c: a sequence of system calls that a seccomp filter could kill,
+ * as a section - enter, read the flags above, call, leave - so that a
+ * filter another thread installs (TSYNC) never meets it half-way.  The
+ * installer: sm_install_begin() (waits until no thread is in a section;
+ * new sections wait), set the flags, install, sm_install_end().  Nothing
+ * in a section waits for another thread; the installer takes no lock and
+ * allocates nothing in between.  sm_calls_child(): fork's child handler.
+ */
+void sm_calls_enter(void);
+void sm_calls_leave(void);
+void sm_install_begin(void);
+void sm_install_end(void);
+void sm_calls_child(void);
 /* VmLck of the process in bytes (0 if unknown); raw read of /proc. */
 size_t sm_locked_bytes(void);
 /* RLIMIT_MEMLOCK: unlimited (infinite or CAP_IPC_LOCK), the soft limit

@@ -483,7 +483,10 @@ void os_each_resident(void *addr, size_t len, void (*fn)(void *arg, unsigned cha
 		size_t n = (end - pg + ps - 1) / ps;
 		if (n > RESIDENT_BATCH)
 			n = RESIDENT_BATCH;
-		if (syscall(SYS_mincore, (void *)pg, n * ps, vec)) {
+		sm_calls_enter(); /* callgate.c: a filter installed meanwhile */
+		int no = sm_filter_may_exist() || syscall(SYS_mincore, (void *)pg, n * ps, vec);
+		sm_calls_leave();
+		if (no) {
 			/* cannot tell: every page counts as resident, the
 			 * answer that never skips a page holding data */
 			memset(vec, 1, n);

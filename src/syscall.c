@@ -690,7 +690,9 @@ static int memfd_guarded(void)
 	if (RUNNING_ON_VALGRIND)
 		return raw_memfd_secret(O_CLOEXEC);
 #endif
+	sm_calls_enter(); /* callgate.c */
 	int fd = memfd_call();
+	sm_calls_leave();
 	return fd == -EACCES ? -EPERM : fd; /* an LSM's refusal */
 }
 
@@ -729,9 +731,10 @@ int sm_memfd_secret(void)
 
 	if (rc)
 		return rc; /* a simulated failure: the probe stays as it is */
-	if (sm_secret_new_is_off())
-		return -EPERM; /* a filter would stop the calls: none is made */
-	rc = memfd_guarded();
+	sm_calls_enter(); /* callgate.c */
+	rc = sm_secret_new_is_off() ? -EPERM /* a filter would stop the calls: none is made */
+				    : memfd_guarded();
+	sm_calls_leave();
 	if (rc == -ENOSYS || rc == -EPERM) {
 		/* the sandbox changed (or the kernel refuses now): tell the
 		 * probe, so that secretmem_supported() and the default backend
