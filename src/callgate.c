@@ -7,31 +7,36 @@
  * The library stops making the calls a filter could kill once it has seen
  * one (sm_filter_seen, sm_secret_new_off) - but a filter installed with
  * SECCOMP_FILTER_FLAG_TSYNC takes effect in every thread at once, also in
- * one that read those flags a moment before and is now in the middle of
- * making a chunk (a memfd_secret child, the memory-lock figures, mmap) or of
- * a mincore loop: that thread died of SIGSYS.  So such a sequence runs as a
- * section, which reads the flags inside it:
+ * one that read those flags a moment before and is about to make such a
+ * call (a memfd_secret child, the memory-lock figures, ftruncate, mincore):
+ * that thread died of SIGSYS.  So each such call is a section that reads
+ * the flags inside it:
  *
- *   sm_calls_enter(); if (!flag) { ...calls... } sm_calls_leave();
+ *   sm_calls_enter(); if (!flag) call; sm_calls_leave();
  *
- * and the code that installs a filter for the program (the heap module's
- * prctl and syscall) closes the gate first: sm_install_begin() waits until
- * no thread is inside a section (new ones wait at the gate), the caller
- * sets the flags, installs, reads the filter, and sm_install_end() opens
- * the gate.  A section that waited then finds the flags set.  Sections
- * nest (a thread counts once); the wait is a spin with no system call,
- * since the filter may be in place while it spins.
+ * (sm_calls_enter_new() for the calls of new secret memory: it refuses with
+ * -EPERM, leaving no section, once sm_secret_new_is_off()), and the code
+ * that installs a filter for the program (the heap module's prctl and
+ * syscall) closes the gate first: sm_install_begin() waits until no thread
+ * is inside a section (new ones wait at the gate), the caller sets the
+ * flags, installs and reads the filter, and sm_install_end() opens the gate.
+ * A section that waited then finds the flags set.
  *
- * Nothing inside a section may wait for the installing thread, and the
- * installing thread takes no lock and allocates nothing while the gate is
- * closed (filtercheck.c reads the filter on its own stack).  A thread that
- * never leaves its section (cancelled or killed there) would hold the gate
- * forever: the installer waits for at most GATE_WAIT_NS, then goes on as
- * it did before this gate.  fork() is a section from the library's prepare
- * handler (the last to run) to its parent handler, the clone included; a
- * child has one thread and starts with no section (sm_calls_child).
+ * A section is a system call or a short run of them (the memfd_secret child
+ * and its wait, a /proc file's open, read and close) and nothing else: no
+ * lock, no allocation, no cancellation point.  So a thread inside always
+ * leaves without waiting for anyone, and a thread that waits at the gate
+ * may hold any lock: the installer takes none, and allocates nothing, while
+ * the gate is closed.  A thread that never leaves its section (a signal
+ * handler that jumps out of one) would hold the gate forever: the installer
+ * waits for at most GATE_WAIT_NS, then goes on as it did before the gate.
+ * Sections nest (a signal handler's inside its thread's); a thread counts
+ * once.  A child has one thread and no section open: fork()'s child handler
+ * says so (sm_calls_child), and a raw child (rawchild.c), which inherits
+ * the counts as they were, resets them at the gate.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -52,27 +57,51 @@ static inline void relax(void)
 #endif
 }
 
+void sm_calls_child(void)
+{
+	atomic_store(&gate_installing, 0);
+	atomic_store(&gate_inside, 0);
+	t_depth = 0;
+}
+
 void sm_calls_enter(void)
 {
-	if (t_depth++)
+	if (t_depth) { /* inside already: counted */
+		t_depth++;
 		return;
+	}
 	for (;;) {
 		/* sequentially consistent, as the installer's pair is: one of
 		 * the two sees the other */
 		atomic_fetch_add(&gate_inside, 1);
 		if (!atomic_load(&gate_installing))
-			return;
+			break;
 		atomic_fetch_sub(&gate_inside, 1);
-		while (atomic_load_explicit(&gate_installing, memory_order_relaxed))
+		while (atomic_load_explicit(&gate_installing, memory_order_relaxed)) {
+			if (sm_gate_raw_child()) { /* the counts of the parent's threads */
+				sm_calls_child();
+				break;
+			}
 			relax();
+		}
 	}
+	t_depth = 1;
 }
 
 void sm_calls_leave(void)
 {
-	/* t_depth is 0 here in a child whose handler ran in the section */
+	/* 0 in a child whose fork handler ran inside a section */
 	if (t_depth && --t_depth == 0)
 		atomic_fetch_sub(&gate_inside, 1);
+}
+
+int sm_calls_enter_new(void)
+{
+	sm_calls_enter();
+	if (!sm_secret_new_is_off())
+		return 0;
+	sm_calls_leave();
+	return -EPERM;
 }
 
 static long long mono_ns(void)
@@ -90,6 +119,8 @@ void sm_install_begin(void)
 	unsigned own = t_depth ? 1 : 0;
 	long long until = 0;
 
+	if (sm_gate_raw_child())
+		sm_calls_child();
 	atomic_fetch_add(&gate_installing, 1);
 	for (unsigned spins = 0; atomic_load(&gate_inside) > own; spins++) {
 		relax();
@@ -106,11 +137,4 @@ void sm_install_begin(void)
 void sm_install_end(void)
 {
 	atomic_fetch_sub(&gate_installing, 1);
-}
-
-void sm_calls_child(void)
-{
-	atomic_store(&gate_installing, 0);
-	atomic_store(&gate_inside, 0);
-	t_depth = 0;
 }

@@ -102,7 +102,7 @@ struct chunk sm_chunk_list = { .next = &sm_chunk_list, .prev = &sm_chunk_list };
  * 1.09-1.10 times the page-fault floor (median of 80 processes interleaved
  * with the other allocators, A/B in both orders).  A refusal halves the
  * size down to need. */
-static int chunk_create(size_t need, int populate, struct chunk **out)
+int sm_chunk_create(size_t need, int populate, struct chunk **out)
 {
 	size_t maxp = sm_chunk_max_pages();
 	/* by the chunks on the list: none, one, or more */
@@ -166,16 +166,6 @@ static int chunk_create(size_t need, int populate, struct chunk **out)
 	sm_chunk_list.prev = c;
 	*out = c;
 	return 0;
-}
-
-/* The calls above as one section (callgate.c): a filter installed meanwhile
- * waits for them, or they see it. */
-int sm_chunk_create(size_t need, int populate, struct chunk **out)
-{
-	sm_calls_enter();
-	int rc = chunk_create(need, populate, out);
-	sm_calls_leave();
-	return rc;
 }
 
 void sm_mark_pages(struct chunk *c, size_t first, size_t n, int used)

@@ -388,12 +388,6 @@ static void fork_prepare(void)
 {
 	int saved = errno, cancel = sm_cancel_off();
 
-	/* the copy's calls and the clone as one section (callgate.c), entered
-	 * before any lock is held: this handler runs last of the prepare
-	 * handlers (the library's were registered first), and no filter is
-	 * installed from here until the parent's handler, so the child never
-	 * inherits one that the copy did not see */
-	sm_calls_enter();
 	sm_alloc_fork_lock();
 	sm_slab_fork_prepare();
 	region_fork_lock();
@@ -431,7 +425,6 @@ static void fork_parent(void)
 	region_fork_unlock();
 	sm_slab_fork_parent();
 	sm_alloc_fork_unlock();
-	sm_calls_leave();
 	sm_cancel_restore(fork_cancel);
 	errno = saved;
 }

@@ -154,15 +154,19 @@ int sm_filter_may_exist(void);
 void sm_secret_new_off(void);
 int sm_secret_new_is_off(void);
 /*
- * callgate.c: a sequence of system calls that a seccomp filter could kill,
- * as a section - enter, read the flags above, call, leave - so that a
- * filter another thread installs (TSYNC) never meets it half-way.  The
- * installer: sm_install_begin() (waits until no thread is in a section;
- * new sections wait), set the flags, install, sm_install_end().  Nothing
- * in a section waits for another thread; the installer takes no lock and
- * allocates nothing in between.  sm_calls_child(): fork's child handler.
+ * callgate.c: a system call of the library's own that a seccomp filter
+ * could kill, as a section - enter, read the flags above, call, leave - so
+ * that a filter another thread installs for every thread (TSYNC) never
+ * meets it in flight.  A section holds system calls only: no lock, no
+ * allocation, no cancellation point.  sm_calls_enter_new(): the same for a
+ * call of new secret memory, or -EPERM (no section) once
+ * sm_secret_new_is_off().  The installer: sm_install_begin() (waits until
+ * no thread is in a section; new sections wait), set the flags, install,
+ * sm_install_end(); it takes no lock and allocates nothing in between.
+ * sm_calls_child(): fork's child handler.
  */
 void sm_calls_enter(void);
+int sm_calls_enter_new(void);
 void sm_calls_leave(void);
 void sm_install_begin(void);
 void sm_install_end(void);

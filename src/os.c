@@ -80,33 +80,63 @@ int os_injected(int op)
  */
 int sm_os_direct;
 
+/*
+ * Each system call here is one of the call gate's sections (callgate.c):
+ * it is not in flight while another thread installs a seccomp filter for
+ * every thread.  Those that make new secret memory (a secret file's size
+ * and mapping, the fallback's lock, the fault-in of the other regime) are
+ * refused with -EPERM at the gate once a filter stops such calls
+ * (sm_calls_enter_new); the others (reservations, unmapping, protections,
+ * advice: glibc's own calls too) are made.
+ */
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
+	void *p;
+
+	sm_calls_enter();
 	if (sm_os_direct)
-		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-	return mmap(addr, len, prot, flags, fd, off);
+		p = (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	else
+		p = mmap(addr, len, prot, flags, fd, off);
+	sm_calls_leave();
+	return p;
 }
 
 static int sys_munmap(void *addr, size_t len)
 {
-	return sm_os_direct ? (int)syscall(SYS_munmap, addr, len) : munmap(addr, len);
+	sm_calls_enter();
+	int rc = sm_os_direct ? (int)syscall(SYS_munmap, addr, len) : munmap(addr, len);
+	sm_calls_leave();
+	return rc;
 }
 
 static void *sys_mremap(void *old, size_t old_len, size_t len, int flags, void *to)
 {
+	void *p;
+
+	sm_calls_enter();
 	if (sm_os_direct)
-		return (void *)syscall(SYS_mremap, old, old_len, len, flags, to);
-	return mremap(old, old_len, len, flags, to);
+		p = (void *)syscall(SYS_mremap, old, old_len, len, flags, to);
+	else
+		p = mremap(old, old_len, len, flags, to);
+	sm_calls_leave();
+	return p;
 }
 
 static int sys_mprotect(void *addr, size_t len, int prot)
 {
-	return sm_os_direct ? (int)syscall(SYS_mprotect, addr, len, prot) : mprotect(addr, len, prot);
+	sm_calls_enter();
+	int rc = sm_os_direct ? (int)syscall(SYS_mprotect, addr, len, prot) : mprotect(addr, len, prot);
+	sm_calls_leave();
+	return rc;
 }
 
 static int sys_madvise(void *addr, size_t len, int advice)
 {
-	return sm_os_direct ? (int)syscall(SYS_madvise, addr, len, advice) : madvise(addr, len, advice);
+	sm_calls_enter();
+	int rc = sm_os_direct ? (int)syscall(SYS_madvise, addr, len, advice) : madvise(addr, len, advice);
+	sm_calls_leave();
+	return rc;
 }
 
 static int neg_errno(void)
@@ -133,7 +163,11 @@ size_t os_physical_memory(void)
 	struct sysinfo si;
 	int saved = errno;
 
-	if (sysinfo(&si) != 0) {
+	if (sm_calls_enter_new())
+		return SIZE_MAX; /* no bound from here: the next call refuses */
+	int rc = sysinfo(&si);
+	sm_calls_leave();
+	if (rc != 0) {
 		errno = saved;
 		return SIZE_MAX;
 	}
@@ -241,9 +275,22 @@ static int map(void *addr, size_t len, int prot, int flags, int fd, void **out)
 	return map_at(addr, len, prot, flags, fd, 0, out);
 }
 
+/* A secret file's mapping: new secret memory, refused at the gate once a
+ * filter stops it. */
+static int map_file(void *addr, size_t len, int flags, int fd, size_t off, void **out)
+{
+	int rc = sm_calls_enter_new();
+
+	if (rc)
+		return rc;
+	rc = map_at(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | flags, fd, off, out);
+	sm_calls_leave();
+	return rc;
+}
+
 int os_map_shared_fixed(void *addr, size_t len, int fd)
 {
-	return map(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, NULL);
+	return map_file(addr, len, MAP_FIXED, fd, 0, NULL);
 }
 
 int os_map_anon_fixed(void *addr, size_t len)
@@ -303,12 +350,12 @@ int os_map_dup(void *addr, size_t len, void **out)
 
 int os_map_shared(size_t len, int fd, void **out)
 {
-	return map(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, out);
+	return map_file(NULL, len, 0, fd, 0, out);
 }
 
 int os_map_shared_at(void *addr, size_t len, int fd, size_t off)
 {
-	return map_at(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, off, NULL);
+	return map_file(addr, len, MAP_FIXED, fd, off, NULL);
 }
 
 int os_map_anon(size_t len, void **out)
@@ -359,9 +406,10 @@ int os_truncate(int fd, size_t len)
 {
 	int saved = errno, rc = os_injected(OS_OP_FTRUNCATE);
 
-	if (rc)
+	if (rc || (rc = sm_calls_enter_new()))
 		return rc;
 	rc = ftruncate(fd, (off_t)len) ? neg_errno() : 0;
+	sm_calls_leave();
 	errno = saved;
 	return rc;
 }
@@ -370,11 +418,12 @@ int os_lock(void *addr, size_t len)
 {
 	int saved = errno, rc = os_injected(OS_OP_FAULT_IN);
 
-	if (rc)
+	if (rc || (rc = sm_calls_enter_new()))
 		return rc;
 	/* the raw call: AddressSanitizer's mlock() interceptor returns 0
 	 * without locking anything */
 	rc = syscall(SYS_mlock, addr, len) ? neg_errno() : 0;
+	sm_calls_leave();
 	errno = saved;
 	return rc;
 }
@@ -421,8 +470,11 @@ int os_fault_in_secret(void *addr, size_t len)
 	 * makes read() fail with EFAULT, where a user-space touch would have
 	 * raised SIGBUS.  The fd is opened per call so no fd stays open.
 	 * Raw system calls: open, read and close are cancellation points, and
-	 * this runs with allocator locks held.
+	 * this runs with allocator locks held.  One section of the call gate
+	 * (callgate.c), refused once a filter stops new secret memory.
 	 */
+	if ((rc = sm_calls_enter_new()))
+		return rc;
 	long fd = syscall(SYS_openat, AT_FDCWD, "/dev/zero", O_RDONLY | O_CLOEXEC);
 	unsigned char *p = addr;
 
@@ -457,6 +509,7 @@ int os_fault_in_secret(void *addr, size_t len)
 		if (!rc)
 			__builtin_memset(addr, 0, (size_t)(p - (unsigned char *)addr));
 	}
+	sm_calls_leave();
 	if (!rc)
 		atomic_fetch_add_explicit(&fault_kernel, pages, memory_order_relaxed);
 	errno = saved;

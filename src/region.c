@@ -309,7 +309,7 @@ void region_zero(const struct region *r, void *p, size_t len)
 		explicit_bzero(p, len);
 }
 
-static int create(struct region *r, size_t size, size_t align, int fill, int require_secret)
+int region_create(struct region *r, size_t size, size_t align, int fill, int require_secret)
 {
 	size_t ps = os_page_size();
 	int rc;
@@ -383,16 +383,6 @@ static int create(struct region *r, size_t size, size_t align, int fill, int req
 	}
 	list_add(r);
 	return 0;
-}
-
-/* The calls above as one section (callgate.c): a filter installed meanwhile
- * waits for them, or they see it. */
-int region_create(struct region *r, size_t size, size_t align, int fill, int require_secret)
-{
-	sm_calls_enter();
-	int rc = create(r, size, align, fill, require_secret);
-	sm_calls_leave();
-	return rc;
 }
 
 int region_protect(struct region *r, int access)

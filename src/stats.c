@@ -40,11 +40,9 @@ SM_API int secretmem_stats(struct secretmem_stats *st)
 	region_backend_totals(&st->secret_bytes, &st->fallback_bytes);
 	sm_api_region_totals(&st->api_regions, &st->api_region_bytes);
 	st->last_failure = (size_t)sm_failure_last(&st->last_failure_bytes);
-	sm_calls_enter(); /* callgate.c */
 	if (sm_secret_new_is_off()) {
 		/* heap mode under a seccomp filter that would stop the calls
 		 * behind these figures: nothing new can be made, none is read */
-		sm_calls_leave();
 		st->backend = SECRETMEM_BACKEND_NONE;
 		errno = saved;
 		return 0;
@@ -53,7 +51,6 @@ SM_API int secretmem_stats(struct secretmem_stats *st)
 
 	size_t locked;
 	sm_memlock_figures(&st->memlock_unlimited, &st->memlock_limit, &locked);
-	sm_calls_leave();
 	if (st->memlock_unlimited) {
 		st->memlock_left = SIZE_MAX;
 	} else {

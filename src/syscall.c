@@ -98,7 +98,11 @@ SM_API int secretmem_memfd(unsigned int flags)
 static long read_proc(const char *path, char *buf, size_t size)
 {
 	int saved = errno;
-	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC), rc = 0;
+	long rc = sm_calls_enter_new(); /* callgate.c: a section, no answer once a filter stops it */
+
+	if (rc)
+		return rc;
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	size_t len = 0;
 	struct statfs fs;
 
@@ -109,6 +113,7 @@ static long read_proc(const char *path, char *buf, size_t size)
 	else if (fs.f_type != PROC_SUPER_MAGIC)
 		rc = -EPERM;
 	if (rc) {
+		sm_calls_leave();
 		errno = saved;
 		return rc;
 	}
@@ -121,6 +126,7 @@ static long read_proc(const char *path, char *buf, size_t size)
 		len += (size_t)n;
 	}
 	syscall(SYS_close, (int)fd);
+	sm_calls_leave();
 	buf[len] = '\0';
 	errno = saved;
 	return (long)len;
@@ -232,6 +238,13 @@ void sm_memlock_figures(int *unlimited, size_t *limit, size_t *locked)
 	*unlimited = 1;
 	*limit = SIZE_MAX;
 	*locked = 0;
+	/* figures for new secret memory (callgate.c): none once a filter stops
+	 * the calls, and no room then */
+	if (sm_calls_enter_new()) {
+		*unlimited = 0;
+		*limit = 0;
+		return;
+	}
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0) {
 		*limit = rl.rlim_cur == RLIM_INFINITY ? SIZE_MAX : (size_t)rl.rlim_cur;
 		*unlimited = rl.rlim_cur == RLIM_INFINITY || have_cap_ipc_lock();
@@ -239,6 +252,7 @@ void sm_memlock_figures(int *unlimited, size_t *limit, size_t *locked)
 	errno = saved;
 	if (!*unlimited)
 		*locked = sm_locked_bytes();
+	sm_calls_leave();
 }
 
 /* ---- the call, made where a filter cannot kill the caller ---------------- */
@@ -690,8 +704,11 @@ static int memfd_guarded(void)
 	if (RUNNING_ON_VALGRIND)
 		return raw_memfd_secret(O_CLOEXEC);
 #endif
-	sm_calls_enter(); /* callgate.c */
-	int fd = memfd_call();
+	/* the clone, the child and the wait as one call (callgate.c) */
+	int fd = sm_calls_enter_new();
+	if (fd)
+		return fd;
+	fd = memfd_call();
 	sm_calls_leave();
 	return fd == -EACCES ? -EPERM : fd; /* an LSM's refusal */
 }
@@ -731,10 +748,9 @@ int sm_memfd_secret(void)
 
 	if (rc)
 		return rc; /* a simulated failure: the probe stays as it is */
-	sm_calls_enter(); /* callgate.c */
-	rc = sm_secret_new_is_off() ? -EPERM /* a filter would stop the calls: none is made */
-				    : memfd_guarded();
-	sm_calls_leave();
+	if (sm_secret_new_is_off())
+		return -EPERM; /* a filter would stop the calls: none is made */
+	rc = memfd_guarded();
 	if (rc == -ENOSYS || rc == -EPERM) {
 		/* the sandbox changed (or the kernel refuses now): tell the
 		 * probe, so that secretmem_supported() and the default backend
