@@ -20,8 +20,9 @@
  * jump this interpreter does not take) for any of them: the library makes
  * no new secret memory from then on (sm_secret_new_off: no call at all;
  * new blocks go to ordinary memory after one warning, or NULL under
- * SECRETMEM_REQUIRE=1, and fork() fails with ENOMEM).  An ERRNO answer is
- * what the library already handles as a refusal.
+ * SECRETMEM_REQUIRE=1, and fork() fails with ENOMEM).  When that call is
+ * write(2) on stderr, the warnings themselves go unsaid (sm_warnings_off).
+ * An ERRNO answer is what the library already handles as a refusal.
  *
  * The calls the memory the library already has needs (mmap, munmap,
  * mprotect, madvise, mremap) are glibc's own, which a filter that lets the
@@ -229,6 +230,8 @@ int hp_filter_check(const void *fprog)
 	const struct sock_fprog *prog = fprog;
 	struct seccomp_data d;
 
+	int all = 1;
+
 	if (!prog || !prog->filter || !prog->len || prog->len > BPF_MAXINSNS)
 		return 0;
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
@@ -236,10 +239,13 @@ int hp_filter_check(const void *fprog)
 		d.nr = calls[i].nr;
 		d.arch = NATIVE_ARCH;
 		memcpy(d.args, calls[i].a, sizeof(d.args));
-		if (!harmless(run(prog, &d)))
-			return 0;
+		if (harmless(run(prog, &d)))
+			continue;
+		all = 0;
+		if (d.nr == SYS_write) /* the warnings' own call: they go unsaid */
+			sm_warnings_off();
 	}
-	return 1;
+	return all;
 #else
 	(void)fprog;
 	return 0;

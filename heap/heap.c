@@ -148,7 +148,8 @@ void hp_say(const char *msg)
 	char line[512];
 	int n = snprintf(line, sizeof(line), "secretmem-heap: warning: %s\n", msg);
 
-	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+	if (n > 0 && !sm_warnings_are_off() &&
+	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
 		return;
 }
 
@@ -847,7 +848,8 @@ static void report_adopted(const void *addr, size_t len, const char *by, void *a
 			 (int)getpid(), addr, (const void *)((const char *)addr + len), len, by);
 
 	(void)arg;
-	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+	if (n > 0 && !sm_warnings_are_off() &&
+	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
 		return;
 }
 
@@ -875,7 +877,8 @@ __attribute__((destructor)) static void heap_report(void)
 			 (unsigned long long)stats->plain_bytes, (unsigned long long)stats->plain_blocks,
 			 (unsigned long long)stats->early_bytes, (unsigned long long)stats->adopted_bytes,
 			 (unsigned long long)stats->adopted_ranges);
-	if (n > 0 && write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+	if (n > 0 && !sm_warnings_are_off() &&
+	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
 		return;
 	if (!stood_down)
 		sm_adopt_each(report_adopted, NULL);

@@ -342,8 +342,12 @@ HP_EXPORT long syscall(long n, ...)
 	if (mode)
 		hp_sandbox_before(mode, prog);
 	long r = raw6(n, a[0], a[1], a[2], a[3], a[4], a[5]);
-	if (mode)
-		hp_sandbox_after(r, mode, prog);
+	if (mode) {
+		/* with NEW_LISTENER the filter's success is the listener's
+		 * descriptor; else 0 (a positive TSYNC answer is a failure) */
+		int listener = n == SYS_seccomp && (a[1] & SECCOMP_FILTER_FLAG_NEW_LISTENER);
+		hp_sandbox_after(r == 0 || (listener && r > 0) ? 0 : r ? r : -1, mode, prog);
+	}
 	if (!mine && n == SYS_sigaltstack && r == 0)
 		hp_stack_altstack((const stack_t *)a[0]); /* stackclear.c */
 	if ((unsigned long)r > -4096UL) {

@@ -122,12 +122,36 @@ struct tstack {
 };
 static __thread struct tstack t_st __attribute__((tls_model("initial-exec")));
 
-/* 1 if the page at p is mapped (mincore answers for it). */
+/*
+ * Each question to the kernel below is a section of the call gate
+ * (src/callgate.c), asked only when no filter is known: a filter that
+ * another thread installs for every thread meanwhile waits for it, or it
+ * sees the filter and is not asked.
+ */
+
+/* This thread's id and the process's, or -1 under a filter. */
+static long ask_ids(long *pid)
+{
+	long tid = -1;
+
+	sm_calls_enter();
+	if (!hp_sandboxed()) {
+		tid = syscall(SYS_gettid);
+		*pid = syscall(SYS_getpid);
+	}
+	sm_calls_leave();
+	return tid;
+}
+
+/* 1 if the page at p is mapped (mincore answers for it); 0 under a filter. */
 static int mapped(uintptr_t p)
 {
 	unsigned char v;
 
-	return syscall(SYS_mincore, (void *)p, (size_t)PAGE, &v) == 0;
+	sm_calls_enter();
+	int yes = !hp_sandboxed() && syscall(SYS_mincore, (void *)p, (size_t)PAGE, &v) == 0;
+	sm_calls_leave();
+	return yes;
 }
 
 struct vma {
@@ -156,7 +180,10 @@ static int vma_of(uintptr_t sp, struct vma *v)
 	char buf[4096];
 
 	v->sp = sp;
-	return sm_maps_walk(buf, sizeof(buf), find_vma, v) == 1 ? 0 : -1;
+	sm_calls_enter();
+	int rc = !hp_sandboxed() && sm_maps_walk(buf, sizeof(buf), find_vma, v) == 1 ? 0 : -1;
+	sm_calls_leave();
+	return rc;
 }
 
 /* The main thread's stack: its "[stack]" mapping; 0 when known. */
@@ -187,12 +214,7 @@ static int learn_thread(uintptr_t sp)
 	pthread_attr_destroy(&a);
 	t_st.lo = (uintptr_t)addr;
 	t_st.hi = t_st.lo + size;
-	if (!ok || sp < t_st.lo || sp >= t_st.hi)
-		return -1;
-	sm_calls_enter();
-	ok = !hp_sandboxed() && mapped(t_st.lo);
-	sm_calls_leave();
-	return ok ? 0 : -1;
+	return !ok || sp < t_st.lo || sp >= t_st.hi || !mapped(t_st.lo) ? -1 : 0;
 }
 
 __attribute__((noinline)) static void stack_learn(uintptr_t sp)
@@ -202,16 +224,12 @@ __attribute__((noinline)) static void stack_learn(uintptr_t sp)
 		t_st.state = ST_NONE;
 		return;
 	}
-	sm_calls_enter(); /* src/callgate.c */
-	int main_thread = -1;
-	if (!hp_sandboxed()) {
-		t_st.tid = syscall(SYS_gettid);
-		main_thread = t_st.tid == getpid();
+	long pid, tid = ask_ids(&pid);
+	int rc = -1;
+	if (tid > 0) {
+		t_st.tid = tid;
+		rc = tid == pid ? learn_main(sp) : learn_thread(sp);
 	}
-	int rc = main_thread == 1 ? learn_main(sp) : -1;
-	sm_calls_leave();
-	if (main_thread == 0)
-		rc = learn_thread(sp);
 	if (rc) {
 		t_st.state = ST_NONE;
 		return;
@@ -292,10 +310,14 @@ static void zero_page(uintptr_t p)
 }
 
 /* clear_pages's part with system calls: every page below cut that holds
- * memory; 0 when this thread is not cleared. */
+ * memory; 0 when this thread is not cleared (1 when a filter came: the
+ * caller clears without asking). */
 static inline __attribute__((always_inline)) int ask_and_clear(uintptr_t sp, uintptr_t cut)
 {
-	if (syscall(SYS_gettid) != t_st.tid)
+	long pid, tid = ask_ids(&pid);
+	if (tid < 0)
+		return 1;
+	if (tid != t_st.tid)
 		return 0; /* a clone(CLONE_VM) child on this thread's TLS */
 	if (t_st.grows && mapped(t_st.lo - PAGE)) { /* the main stack grew */
 		struct vma v;
@@ -308,7 +330,12 @@ static inline __attribute__((always_inline)) int ask_and_clear(uintptr_t sp, uin
 	for (uintptr_t top = cut; top > t_st.lo;) { /* from the top down */
 		size_t n = (top - t_st.lo) / PAGE < VEC ? (top - t_st.lo) / PAGE : VEC;
 		uintptr_t base = top - n * PAGE;
-		if (syscall(SYS_mincore, (void *)base, n * PAGE, vec) != 0) {
+		sm_calls_enter();
+		int asked = !hp_sandboxed(), no = asked && syscall(SYS_mincore, (void *)base, n * PAGE, vec) != 0;
+		sm_calls_leave();
+		if (!asked)
+			break;
+		if (no) {
 			hp_sandbox_seen(); /* refused: a filter */
 			break;
 		}
@@ -345,11 +372,7 @@ __attribute__((noinline)) static uintptr_t clear_pages(void)
 	if (sp < t_st.lo || sp >= t_st.hi || (sp >= t_st.alt_lo && sp < t_st.alt_hi) || t_on_co)
 		return 0; /* on another stack: a signal stack, a coroutine's */
 	uintptr_t cut = sp & ~(uintptr_t)(PAGE - 1);
-	/* the calls as one section (src/callgate.c): a filter that another
-	 * thread installs meanwhile waits for them, or they see it */
-	sm_calls_enter();
 	int ok = hp_sandboxed() || ask_and_clear(sp, cut);
-	sm_calls_leave();
 	if (!ok)
 		return 0;
 	if (hp_sandboxed()) /* no system call: the pages seen holding memory */

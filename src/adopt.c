@@ -405,7 +405,7 @@ static int adopt_run(const struct seg *v, int from, int to, int fresh, const cha
 	rc = os_truncate(fd, len);
 	if (!rc)
 		rc = os_map_shared(len, fd, &tmp);
-	syscall(SYS_close, fd);
+	sm_close(fd);
 	if (rc)
 		goto out;
 	/* no child of a fork from now on inherits it (fork's handlers wait
@@ -857,7 +857,7 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 	if (!rc)
 		rc = os_map_shared(new_len, fd, &tmp);
 	if (fd >= 0)
-		syscall(SYS_close, fd);
+		sm_close(fd);
 	if (!rc && (rc = os_advise(tmp, new_len, MADV_DONTFORK)) == 0 && (rc = os_fault_in_secret(tmp, new_len)) != 0)
 		os_unmap(tmp, new_len);
 	if (rc) {

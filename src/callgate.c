@@ -28,18 +28,23 @@
  * leaves without waiting for anyone, and a thread that waits at the gate
  * may hold any lock: the installer takes none, and allocates nothing, while
  * the gate is closed.  A thread that never leaves its section (a signal
- * handler that jumps out of one) would hold the gate forever: the installer
- * waits for at most GATE_WAIT_NS, then goes on as it did before the gate.
- * Sections nest (a signal handler's inside its thread's); a thread counts
- * once.  A child has one thread and no section open: fork()'s child handler
- * says so (sm_calls_child), and a raw child (rawchild.c), which inherits
- * the counts as they were, resets them at the gate.
+ * handler that jumps out of one) would hold the gate forever, and one that
+ * never opens it (the same, out of an install) would close it forever: the
+ * installer waits for at most GATE_WAIT_NS, and so does a section at the
+ * gate, then each goes on as it did before the gate.  A signal handler on
+ * the installing thread passes the gate (it cannot wait for its own
+ * thread).  Sections nest (a signal handler's inside its thread's); a
+ * thread counts once.  A child has one thread and no section open: fork()'s
+ * child handler says so (sm_calls_child), and a raw child (rawchild.c),
+ * which inherits the counts as they were, resets them at the gate.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include "internal.h"
 
 #define GATE_WAIT_NS 1000000000LL /* 1 s */
@@ -47,6 +52,7 @@
 static atomic_uint gate_inside;     /* threads in a section */
 static atomic_uint gate_installing; /* filters being installed */
 static __thread unsigned t_depth __attribute__((tls_model("initial-exec")));
+static __thread unsigned t_installing __attribute__((tls_model("initial-exec")));
 
 static inline void relax(void)
 {
@@ -57,16 +63,48 @@ static inline void relax(void)
 #endif
 }
 
+static long long mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t); /* the vDSO: no system call */
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 void sm_calls_child(void)
 {
 	atomic_store(&gate_installing, 0);
 	atomic_store(&gate_inside, 0);
 	t_depth = 0;
+	t_installing = 0;
+}
+
+/* Wait while a filter is being installed: at most GATE_WAIT_NS (0), or
+ * -1 when it still is. */
+static int wait_open(void)
+{
+	long long until = 0;
+
+	for (unsigned spins = 0; atomic_load_explicit(&gate_installing, memory_order_relaxed); spins++) {
+		if (sm_gate_raw_child()) { /* the counts of the parent's threads */
+			sm_calls_child();
+			break;
+		}
+		relax();
+		if ((spins & 1023) == 0) {
+			long long now = mono_ns();
+			if (!until)
+				until = now + GATE_WAIT_NS;
+			else if (now > until)
+				return -1;
+		}
+	}
+	return 0;
 }
 
 void sm_calls_enter(void)
 {
-	if (t_depth) { /* inside already: counted */
+	if (t_depth || t_installing) { /* inside already (counted), or the installer's own */
 		t_depth++;
 		return;
 	}
@@ -77,12 +115,9 @@ void sm_calls_enter(void)
 		if (!atomic_load(&gate_installing))
 			break;
 		atomic_fetch_sub(&gate_inside, 1);
-		while (atomic_load_explicit(&gate_installing, memory_order_relaxed)) {
-			if (sm_gate_raw_child()) { /* the counts of the parent's threads */
-				sm_calls_child();
-				break;
-			}
-			relax();
+		if (wait_open()) { /* an install that never ends: in, counted */
+			atomic_fetch_add(&gate_inside, 1);
+			break;
 		}
 	}
 	t_depth = 1;
@@ -91,7 +126,7 @@ void sm_calls_enter(void)
 void sm_calls_leave(void)
 {
 	/* 0 in a child whose fork handler ran inside a section */
-	if (t_depth && --t_depth == 0)
+	if (t_depth && --t_depth == 0 && !t_installing)
 		atomic_fetch_sub(&gate_inside, 1);
 }
 
@@ -104,12 +139,11 @@ int sm_calls_enter_new(void)
 	return -EPERM;
 }
 
-static long long mono_ns(void)
+void sm_close(int fd)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t); /* the vDSO: no system call */
-	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+	sm_calls_enter();
+	syscall(SYS_close, fd);
+	sm_calls_leave();
 }
 
 void sm_install_begin(void)
@@ -121,6 +155,7 @@ void sm_install_begin(void)
 
 	if (sm_gate_raw_child())
 		sm_calls_child();
+	t_installing = 1;
 	atomic_fetch_add(&gate_installing, 1);
 	for (unsigned spins = 0; atomic_load(&gate_inside) > own; spins++) {
 		relax();
@@ -137,4 +172,5 @@ void sm_install_begin(void)
 void sm_install_end(void)
 {
 	atomic_fetch_sub(&gate_installing, 1);
+	t_installing = 0;
 }

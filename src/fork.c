@@ -358,7 +358,7 @@ static int prepare_copy(void)
 	window_base = NULL;
 	if (rc) {
 		copy_fd = -1;
-		syscall(SYS_close, fd); /* raw: close(2) is a cancellation point */
+		sm_close(fd);
 	}
 	return rc;
 }
@@ -413,7 +413,7 @@ static void fork_parent(void)
 	int saved = errno;
 
 	if (copy_fd >= 0)
-		syscall(SYS_close, copy_fd);
+		sm_close(copy_fd);
 	copy_fd = -1;
 	last_error = copy_error;
 	last_need = copy_len;

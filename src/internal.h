@@ -63,6 +63,10 @@
 __attribute__((noreturn, cold)) void sm_fatal(const char *msg);
 /* Write "secretmem: warning: <a><b><c>\n" with write(2); NULL parts skipped. */
 void sm_warn(const char *a, const char *b, const char *c);
+/* No more messages on stderr (sm_warn, sm_fatal's line, the heap module's):
+ * a seccomp filter would kill the process at their write(2). */
+void sm_warnings_off(void);
+int sm_warnings_are_off(void);
 /* Decimal text of v into buf (at least 24 bytes); returns buf. */
 char *sm_utoa(size_t v, char *buf);
 
@@ -168,6 +172,9 @@ int sm_secret_new_is_off(void);
 void sm_calls_enter(void);
 int sm_calls_enter_new(void);
 void sm_calls_leave(void);
+/* close(2) of a descriptor the library opened: raw (close is a
+ * cancellation point), and a section. */
+void sm_close(int fd);
 void sm_install_begin(void);
 void sm_install_end(void);
 void sm_calls_child(void);

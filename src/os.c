@@ -84,11 +84,15 @@ int sm_os_direct;
  * Each system call here is one of the call gate's sections (callgate.c):
  * it is not in flight while another thread installs a seccomp filter for
  * every thread.  Those that make new secret memory (a secret file's size
- * and mapping, the fallback's lock, the fault-in of the other regime) are
- * refused with -EPERM at the gate once a filter stops such calls
- * (sm_calls_enter_new); the others (reservations, unmapping, protections,
- * advice: glibc's own calls too) are made.
+ * and mapping, a copy's second mapping, the advice that marks new memory,
+ * the fallback's lock, the fault-in of the other regime) are refused with
+ * -EPERM at the gate once a filter stops such calls (sm_calls_enter_new);
+ * the others (reservations, unmapping, protections, the advice that
+ * releases pages: glibc's own calls too) are made.  A long run (a fault-in,
+ * a lock) is a section per piece (PIECE), each refused once the filter is
+ * in: an install waits for at most a second (callgate.c).
  */
+#define PIECE ((size_t)4 << 20)
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	void *p;
@@ -131,9 +135,20 @@ static int sys_mprotect(void *addr, size_t len, int prot)
 	return rc;
 }
 
+static int releases(int advice)
+{
+	return advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE || advice == MADV_COLD ||
+	       advice == MADV_PAGEOUT;
+}
+
 static int sys_madvise(void *addr, size_t len, int advice)
 {
-	sm_calls_enter();
+	if (releases(advice)) {
+		sm_calls_enter();
+	} else if (sm_calls_enter_new()) { /* fork, dump, wipe: new memory's marks */
+		errno = EPERM;
+		return -1;
+	}
 	int rc = sm_os_direct ? (int)syscall(SYS_madvise, addr, len, advice) : madvise(addr, len, advice);
 	sm_calls_leave();
 	return rc;
@@ -336,16 +351,16 @@ int os_map_dup(void *addr, size_t len, void **out)
 {
 	int saved = errno, rc = os_injected(OS_OP_MMAP);
 
-	if (rc)
+	if (rc || (rc = sm_calls_enter_new())) /* a second mapping of a secret file */
 		return rc;
 	void *p = sys_mremap(addr, 0, len, MREMAP_MAYMOVE, NULL);
-	if (p == MAP_FAILED) {
+	if (p == MAP_FAILED)
 		rc = neg_errno();
-		errno = saved;
-		return rc;
-	}
-	*out = p;
-	return 0;
+	sm_calls_leave();
+	errno = saved;
+	if (!rc)
+		*out = p;
+	return rc;
 }
 
 int os_map_shared(size_t len, int fd, void **out)
@@ -418,12 +433,16 @@ int os_lock(void *addr, size_t len)
 {
 	int saved = errno, rc = os_injected(OS_OP_FAULT_IN);
 
-	if (rc || (rc = sm_calls_enter_new()))
+	if (rc)
 		return rc;
 	/* the raw call: AddressSanitizer's mlock() interceptor returns 0
 	 * without locking anything */
-	rc = syscall(SYS_mlock, addr, len) ? neg_errno() : 0;
-	sm_calls_leave();
+	for (size_t off = 0; off < len && !rc; off += PIECE) {
+		if ((rc = sm_calls_enter_new()))
+			break;
+		rc = syscall(SYS_mlock, (char *)addr + off, len - off < PIECE ? len - off : PIECE) ? neg_errno() : 0;
+		sm_calls_leave();
+	}
 	errno = saved;
 	return rc;
 }
@@ -476,40 +495,30 @@ int os_fault_in_secret(void *addr, size_t len)
 	if ((rc = sm_calls_enter_new()))
 		return rc;
 	long fd = syscall(SYS_openat, AT_FDCWD, "/dev/zero", O_RDONLY | O_CLOEXEC);
+	sm_calls_leave();
 	unsigned char *p = addr;
 
-	if (fd >= 0) {
-		while (len > 0) {
-			long n = syscall(SYS_read, (int)fd, p, len);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				rc = -ENOMEM;
-				break;
-			}
-			p += n;
-			len -= (size_t)n;
+	/* no /dev/zero (a bare chroot): getrandom also writes from the kernel
+	 * side; the random bytes are overwritten below */
+	size_t most = fd >= 0 ? PIECE : 4096;
+	while (len > 0 && !(rc = sm_calls_enter_new())) {
+		size_t step = len > most ? most : len;
+		long n = fd >= 0 ? syscall(SYS_read, (int)fd, p, step) : syscall(SYS_getrandom, p, step, 0);
+		int e = errno;
+		sm_calls_leave();
+		if (n < 0 && e == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = -ENOMEM;
+			break;
 		}
-		syscall(SYS_close, (int)fd);
-	} else {
-		/* no /dev/zero (a bare chroot): getrandom also writes from the
-		 * kernel side; the random bytes are overwritten below */
-		while (len > 0) {
-			size_t step = len > 4096 ? 4096 : len;
-			long n = syscall(SYS_getrandom, p, step, 0);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				rc = -ENOMEM;
-				break;
-			}
-			p += n;
-			len -= (size_t)n;
-		}
-		if (!rc)
-			__builtin_memset(addr, 0, (size_t)(p - (unsigned char *)addr));
+		p += n;
+		len -= (size_t)n;
 	}
-	sm_calls_leave();
+	if (fd >= 0)
+		sm_close((int)fd);
+	else if (!rc)
+		__builtin_memset(addr, 0, (size_t)(p - (unsigned char *)addr));
 	if (!rc)
 		atomic_fetch_add_explicit(&fault_kernel, pages, memory_order_relaxed);
 	errno = saved;

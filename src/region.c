@@ -229,8 +229,7 @@ static int map_secret(struct region *r)
 	/* never in a child unless fork.c puts it there (see fork.c) */
 	if (!rc)
 		rc = os_advise(r->data, r->size, MADV_DONTFORK);
-	syscall(SYS_close, fd); /* the mapping keeps the file alive; raw: close(2)
-				 * is a cancellation point */
+	sm_close(fd); /* the mapping keeps the file alive */
 	/* the file exists, so secret memory is available: whatever refused
 	 * the size or the map (EAGAIN at the memory-lock limit on kernels with
 	 * mmap-time accounting, ENOMEM, an LSM) leaves us out of memory */

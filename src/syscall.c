@@ -738,7 +738,7 @@ static int probe(void)
 
 	if (fd < 0)
 		return fd;
-	syscall(SYS_close, fd);
+	sm_close(fd);
 	return 0;
 }
 

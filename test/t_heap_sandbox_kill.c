@@ -13,6 +13,12 @@
  *    (one warning names the sandbox), the blocks made before keep their
  *    contents in secret memory; fork() fails with ENOMEM without making a
  *    child (a clone would be killed).
+ *  - listener: the same with a supervisor's filter (syscall(SYS_seccomp),
+ *    NEW_LISTENER: success is a descriptor, not 0) that hands memfd_secret
+ *    to a supervisor who never answers: the module must read it, or its
+ *    memfd_secret child waits for ever.
+ *  - nostderr: a filter that kills only at a write(2) on stderr: the same,
+ *    with the warnings left unsaid (they would be the killing call).
  *  - mincore: a filter that kills only at mincore (no systemd group allows
  *    it), installed while the program runs (after two of libseccomp's
  *    probes, which install nothing) or inherited at exec: frees,
@@ -58,6 +64,43 @@ static int allowlist(int through_syscall)
 				  through_syscall ? ALLOW_SYSCALL : ALLOW_PRCTL);
 }
 
+/* A supervisor's filter (SECCOMP_FILTER_FLAG_NEW_LISTENER): memfd_secret
+ * waits for an answer that never comes (nobody reads the listener); the
+ * call's success is the listener's descriptor, not 0. */
+static int listener(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_memfd_secret, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog) > 0 ? 0 : -1;
+}
+
+/* Kills at a write(2) on stderr, nothing else: the module's warnings are
+ * the calls it would make (stdout stays open for say()). */
+static int no_stderr(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 2),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 2, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
 /* The figures page's address (read before a filter stops /proc). */
 static const struct sm_heap_stats *stats_page(void)
 {
@@ -83,7 +126,8 @@ static void say(const char *s)
 static int child(const char *mode)
 {
 	static unsigned char *pre[PRE], *grown[GROW];
-	int heap = hr_active(), kill_all = !strncmp(mode, "allowlist", 9), pre_secret = 1;
+	int heap = hr_active(), pre_secret = 1;
+	int kill_all = !strncmp(mode, "allowlist", 9) || !strcmp(mode, "listener") || !strcmp(mode, "nostderr");
 	const struct sm_heap_stats *st = heap ? stats_page() : NULL;
 
 	for (int i = 0; i < PRE; i++) {
@@ -97,7 +141,11 @@ static int child(const char *mode)
 	TL_CHECK(!heap || st, "no figures page");
 	uint64_t secret_before = st ? st->secret_bytes : 0;
 	setvbuf(stdout, NULL, _IONBF, 0);
-	if (kill_all)
+	if (!strcmp(mode, "listener"))
+		TL_CHECK(listener() == 0, "the filter: %s", strerror(errno));
+	else if (!strcmp(mode, "nostderr"))
+		TL_CHECK(no_stderr() == 0, "the filter: %s", strerror(errno));
+	else if (kill_all)
 		TL_CHECK(allowlist(strstr(mode, "syscall") != NULL) == 0, "the filter: %s", strerror(errno));
 	else if (!strcmp(mode, "mincore")) {
 		/* libseccomp's probes first: they install nothing */
@@ -191,7 +239,7 @@ static void one(const char *self, const char *mode, int heap, int user)
 	       user ? ", uid 65534" : "", tl_status_str(st), out);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "child ok"), "%s (%s): %s", mode,
 		 heap ? "heap" : "plain", tl_status_str(st));
-	if (heap && !strncmp(mode, "allowlist", 9))
+	if (heap && (!strncmp(mode, "allowlist", 9) || !strcmp(mode, "listener")))
 		TL_CHECK(strstr(out, "cause: sandbox"), "%s: no warning that names the sandbox", mode);
 }
 
@@ -203,12 +251,13 @@ int main(int argc, char **argv)
 		return child(!strcmp(argv[1], "at-exec") ? "at-exec" : argv[1]);
 	tl_need_secretmem();
 	hr_module();
-	const char *modes[] = { "allowlist-prctl", "allowlist-syscall", "mincore", "wrap" };
-	for (int m = 0; m < 4; m++) {
-		if (m != 3)
+	const char *modes[] = { "allowlist-prctl", "allowlist-syscall", "listener", "nostderr", "mincore", "wrap" };
+	for (int m = 0; m < 6; m++) {
+		int wrap = !strcmp(modes[m], "wrap");
+		if (!wrap)
 			one(argv[0], modes[m], 0, 0);
 		for (int user = 0; user < 2; user++)
-			one(argv[0], modes[m], m != 3, user);
+			one(argv[0], modes[m], !wrap, user);
 	}
 	printf("pass\n");
 	return 0;

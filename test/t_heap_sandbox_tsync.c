@@ -204,19 +204,21 @@ static void *forker(void *arg)
 	return NULL;
 }
 
-/* Raw children: each reads a byte from a pipe (the module's read: a
- * section) and ends; one still running after 3 s hung at the gate. */
+/* Raw children: each reads a byte from a pipe 5 times (the module's read:
+ * a section) and ends; one still running after 3 s hung at the gate (a
+ * child that kept its parent's counts would wait a second at each). */
 static void *raw_forker(void *arg)
 {
 	(void)arg;
 	while (!atomic_load(&stop) && !atomic_load(&hung)) {
 		pid_t p = _Fork();
 		if (p == 0) {
-			int fd[2];
+			int fd[2], k = 0;
 			char c = 1;
-			if (pipe(fd) == 0 && syscall(SYS_write, fd[1], &c, 1) == 1 && read(fd[0], &c, 1) == 1)
-				_exit(0);
-			_exit(1);
+			if (pipe(fd) == 0)
+				while (k < 5 && syscall(SYS_write, fd[1], &c, 1) == 1 && read(fd[0], &c, 1) == 1)
+					k++;
+			_exit(k == 5 ? 0 : 1);
 		}
 		if (p < 0)
 			continue;
