@@ -79,6 +79,19 @@ void sm_calls_child(void)
 	t_installing = 0;
 }
 
+/* One turn of a wait: 1 when it has lasted GATE_WAIT_NS (the clock is
+ * read every 1024 turns; *until 0 before the first reading). */
+static int waited_enough(unsigned spins, long long *until)
+{
+	relax();
+	if (spins & 1023)
+		return 0;
+	long long now = mono_ns();
+	if (!*until)
+		*until = now + GATE_WAIT_NS;
+	return now > *until;
+}
+
 /* Wait while a filter is being installed: at most GATE_WAIT_NS (0), or
  * -1 when it still is. */
 static int wait_open(void)
@@ -90,14 +103,8 @@ static int wait_open(void)
 			sm_calls_child();
 			break;
 		}
-		relax();
-		if ((spins & 1023) == 0) {
-			long long now = mono_ns();
-			if (!until)
-				until = now + GATE_WAIT_NS;
-			else if (now > until)
-				return -1;
-		}
+		if (waited_enough(spins, &until))
+			return -1;
 	}
 	return 0;
 }
@@ -157,16 +164,8 @@ void sm_install_begin(void)
 		sm_calls_child();
 	t_installing = 1;
 	atomic_fetch_add(&gate_installing, 1);
-	for (unsigned spins = 0; atomic_load(&gate_inside) > own; spins++) {
-		relax();
-		if ((spins & 1023) == 0) {
-			long long now = mono_ns();
-			if (!until)
-				until = now + GATE_WAIT_NS;
-			else if (now > until)
-				break;
-		}
-	}
+	for (unsigned spins = 0; atomic_load(&gate_inside) > own && !waited_enough(spins, &until); spins++)
+		;
 }
 
 void sm_install_end(void)
