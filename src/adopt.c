@@ -410,7 +410,7 @@ static int adopt_run(const struct seg *v, int from, int to, int fresh, const cha
 		goto out;
 	/* no child of a fork from now on inherits it (fork's handlers wait
 	 * for the list lock; a raw fork's child drops it) */
-	rc = os_advise(tmp, len, MADV_DONTFORK);
+	rc = os_advise_new(tmp, len, MADV_DONTFORK);
 	if (!rc)
 		rc = os_fault_in_secret(tmp, len);
 	if (rc) {
@@ -858,7 +858,7 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 		rc = os_map_shared(new_len, fd, &tmp);
 	if (fd >= 0)
 		sm_close(fd);
-	if (!rc && (rc = os_advise(tmp, new_len, MADV_DONTFORK)) == 0 && (rc = os_fault_in_secret(tmp, new_len)) != 0)
+	if (!rc && (rc = os_advise_new(tmp, new_len, MADV_DONTFORK)) == 0 && (rc = os_fault_in_secret(tmp, new_len)) != 0)
 		os_unmap(tmp, new_len);
 	if (rc) {
 		if (dest == lo)

@@ -229,10 +229,12 @@ static int reserve_window(size_t len)
 	void *p;
 	int rc = os_reserve(len, os_page_size(), &p);
 
-	if (!rc)
-		rc = os_advise(p, len, MADV_DONTFORK);
 	if (rc)
 		return rc;
+	if ((rc = os_advise_new(p, len, MADV_DONTFORK))) {
+		os_unmap(p, len); /* refused: a filter came (callgate.c) */
+		return rc;
+	}
 	window_len = len;
 	window_base = p;
 	return 0;
@@ -278,7 +280,7 @@ static int copy_region(struct region *r, int fd, size_t off, size_t *window)
 		if (len < want)
 			*window = len;
 		/* a raw fork by another thread meanwhile must not inherit it */
-		rc = os_advise(dst, len, MADV_DONTFORK);
+		rc = os_advise_new(dst, len, MADV_DONTFORK);
 		/* unless the kernel charges secret memory at mmap time (the
 		 * child's mmap of the copy takes the charge of every page),
 		 * every page of the copy is faulted in here, from the kernel

@@ -259,6 +259,9 @@ int os_map_dup(void *addr, size_t len, void **out);
 int os_unmap(void *addr, size_t len);
 int os_protect(void *addr, size_t len, int prot);
 int os_advise(void *addr, size_t len, int advice);
+/* os_advise for memory being made (MADV_DONTFORK of a new secret mapping):
+ * -EPERM once a seccomp filter stops new secret memory (callgate.c). */
+int os_advise_new(void *addr, size_t len, int advice);
 int os_truncate(int fd, size_t len);
 int os_lock(void *addr, size_t len);
 /*

@@ -84,11 +84,11 @@ int sm_os_direct;
  * Each system call here is one of the call gate's sections (callgate.c):
  * it is not in flight while another thread installs a seccomp filter for
  * every thread.  Those that make new secret memory (a secret file's size
- * and mapping, a copy's second mapping, the advice that marks new memory,
- * the fallback's lock, the fault-in of the other regime) are refused with
- * -EPERM at the gate once a filter stops such calls (sm_calls_enter_new);
- * the others (reservations, unmapping, protections, the advice that
- * releases pages: glibc's own calls too) are made.  A long run (a fault-in,
+ * and mapping, a copy's second mapping, the mark of new memory
+ * (os_advise_new), the fallback's lock, the fault-in of the other regime)
+ * are refused with -EPERM at the gate once a filter stops such calls
+ * (sm_calls_enter_new); the others (reservations, unmapping, protections,
+ * advice on memory the library has: glibc's own calls too) are made.  A long run (a fault-in,
  * a lock) is a section per piece (PIECE), each refused once the filter is
  * in: an install waits for at most a second (callgate.c).
  */
@@ -135,20 +135,9 @@ static int sys_mprotect(void *addr, size_t len, int prot)
 	return rc;
 }
 
-static int releases(int advice)
-{
-	return advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE || advice == MADV_COLD ||
-	       advice == MADV_PAGEOUT;
-}
-
 static int sys_madvise(void *addr, size_t len, int advice)
 {
-	if (releases(advice)) {
-		sm_calls_enter();
-	} else if (sm_calls_enter_new()) { /* fork, dump, wipe: new memory's marks */
-		errno = EPERM;
-		return -1;
-	}
+	sm_calls_enter();
 	int rc = sm_os_direct ? (int)syscall(SYS_madvise, addr, len, advice) : madvise(addr, len, advice);
 	sm_calls_leave();
 	return rc;
@@ -414,6 +403,17 @@ int os_advise(void *addr, size_t len, int advice)
 	int saved = errno, rc = sys_madvise(addr, len, advice) ? neg_errno() : 0;
 
 	errno = saved;
+	return rc;
+}
+
+int os_advise_new(void *addr, size_t len, int advice)
+{
+	int rc = sm_calls_enter_new();
+
+	if (rc)
+		return rc;
+	rc = os_advise(addr, len, advice);
+	sm_calls_leave();
 	return rc;
 }
 

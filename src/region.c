@@ -228,7 +228,7 @@ static int map_secret(struct region *r)
 		rc = os_map_shared_fixed(r->data, r->size, fd);
 	/* never in a child unless fork.c puts it there (see fork.c) */
 	if (!rc)
-		rc = os_advise(r->data, r->size, MADV_DONTFORK);
+		rc = os_advise_new(r->data, r->size, MADV_DONTFORK);
 	sm_close(fd); /* the mapping keeps the file alive */
 	/* the file exists, so secret memory is available: whatever refused
 	 * the size or the map (EAGAIN at the memory-lock limit on kernels with
