@@ -113,6 +113,7 @@ static const struct call {
 	{ SYS_getpid, { 0 } },
 	{ SYS_gettid, { 0 } },
 	{ SYS_sched_yield, { 0 } },
+	{ SYS_getrandom, { P, PG, 0 } }, /* the fault-in without /dev/zero (os.c) */
 	{ SYS_write, { 2, P, PG } },
 };
 

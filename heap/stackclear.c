@@ -129,7 +129,8 @@ static __thread struct tstack t_st __attribute__((tls_model("initial-exec")));
  * sees the filter and is not asked.
  */
 
-/* This thread's id and the process's, or -1 under a filter. */
+/* This thread's id (and the process's, when pid is not NULL), or -1 under
+ * a filter. */
 static long ask_ids(long *pid)
 {
 	long tid = -1;
@@ -137,7 +138,8 @@ static long ask_ids(long *pid)
 	sm_calls_enter();
 	if (!hp_sandboxed()) {
 		tid = syscall(SYS_gettid);
-		*pid = syscall(SYS_getpid);
+		if (pid)
+			*pid = syscall(SYS_getpid);
 	}
 	sm_calls_leave();
 	return tid;
@@ -314,7 +316,7 @@ static void zero_page(uintptr_t p)
  * caller clears without asking). */
 static inline __attribute__((always_inline)) int ask_and_clear(uintptr_t sp, uintptr_t cut)
 {
-	long pid, tid = ask_ids(&pid);
+	long tid = ask_ids(NULL);
 	if (tid < 0)
 		return 1;
 	if (tid != t_st.tid)
@@ -322,7 +324,7 @@ static inline __attribute__((always_inline)) int ask_and_clear(uintptr_t sp, uin
 	if (t_st.grows && mapped(t_st.lo - PAGE)) { /* the main stack grew */
 		struct vma v;
 		if (vma_of(sp, &v) != 0 || !v.stack)
-			return 0;
+			return hp_sandboxed(); /* a filter came: cleared without asking */
 		t_st.lo = v.lo;
 	}
 	size_t pages = (cut - t_st.lo) / PAGE;

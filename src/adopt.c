@@ -858,8 +858,8 @@ static int grow(struct adopted *a, uintptr_t lo, size_t old_len, size_t new_len,
 		rc = os_map_shared(new_len, fd, &tmp);
 	if (fd >= 0)
 		sm_close(fd);
-	if (!rc && (rc = os_advise_new(tmp, new_len, MADV_DONTFORK)) == 0 && (rc = os_fault_in_secret(tmp, new_len)) != 0)
-		os_unmap(tmp, new_len);
+	if (!rc && ((rc = os_advise_new(tmp, new_len, MADV_DONTFORK)) != 0 || (rc = os_fault_in_secret(tmp, new_len)) != 0))
+		os_unmap(tmp, new_len); /* the mark refused (a filter came: callgate.c), or the fault-in */
 	if (rc) {
 		if (dest == lo)
 			os_unmap((void *)(lo + old_len), new_len - old_len);

@@ -51,7 +51,10 @@
 
 static atomic_uint gate_inside;     /* threads in a section */
 static atomic_uint gate_installing; /* filters being installed */
+/* this thread: sections open, whether the outermost is counted in
+ * gate_inside, installs in progress (a signal handler's inside another) */
 static __thread unsigned t_depth __attribute__((tls_model("initial-exec")));
+static __thread unsigned t_counted __attribute__((tls_model("initial-exec")));
 static __thread unsigned t_installing __attribute__((tls_model("initial-exec")));
 
 static inline void relax(void)
@@ -76,6 +79,7 @@ void sm_calls_child(void)
 	atomic_store(&gate_installing, 0);
 	atomic_store(&gate_inside, 0);
 	t_depth = 0;
+	t_counted = 0;
 	t_installing = 0;
 }
 
@@ -111,7 +115,7 @@ static int wait_open(void)
 
 void sm_calls_enter(void)
 {
-	if (t_depth || t_installing) { /* inside already (counted), or the installer's own */
+	if (t_depth || t_installing) { /* inside already, or the installer's own */
 		t_depth++;
 		return;
 	}
@@ -127,14 +131,19 @@ void sm_calls_enter(void)
 			break;
 		}
 	}
+	t_counted = 1;
 	t_depth = 1;
 }
 
 void sm_calls_leave(void)
 {
-	/* 0 in a child whose fork handler ran inside a section */
-	if (t_depth && --t_depth == 0 && !t_installing)
+	/* t_depth is 0 in a child whose fork handler ran inside a section */
+	if (!t_depth || --t_depth)
+		return;
+	if (t_counted) {
+		t_counted = 0;
 		atomic_fetch_sub(&gate_inside, 1);
+	}
 }
 
 int sm_calls_enter_new(void)
@@ -157,12 +166,12 @@ void sm_install_begin(void)
 {
 	/* this thread's own section (a signal handler that installs while
 	 * the thread was in one) cannot end before the handler does */
-	unsigned own = t_depth ? 1 : 0;
+	unsigned own = t_counted;
 	long long until = 0;
 
 	if (sm_gate_raw_child())
 		sm_calls_child();
-	t_installing = 1;
+	t_installing++;
 	atomic_fetch_add(&gate_installing, 1);
 	for (unsigned spins = 0; atomic_load(&gate_inside) > own && !waited_enough(spins, &until); spins++)
 		;
@@ -171,5 +180,5 @@ void sm_install_begin(void)
 void sm_install_end(void)
 {
 	atomic_fetch_sub(&gate_installing, 1);
-	t_installing = 0;
+	t_installing--;
 }

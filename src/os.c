@@ -437,10 +437,19 @@ int os_lock(void *addr, size_t len)
 		return rc;
 	/* the raw call: AddressSanitizer's mlock() interceptor returns 0
 	 * without locking anything */
-	for (size_t off = 0; off < len && !rc; off += PIECE) {
+	size_t off = 0;
+	for (; off < len && !rc; off += PIECE) {
 		if ((rc = sm_calls_enter_new()))
 			break;
 		rc = syscall(SYS_mlock, (char *)addr + off, len - off < PIECE ? len - off : PIECE) ? neg_errno() : 0;
+		sm_calls_leave();
+	}
+	if (rc && rc != -EPERM && off > PIECE) {
+		/* the limit refused a later piece: nothing stays locked, as
+		 * after one call (a refusal at the gate leaves it to the
+		 * caller, which unmaps: munlock may be what the filter stops) */
+		sm_calls_enter();
+		syscall(SYS_munlock, addr, off - PIECE);
 		sm_calls_leave();
 	}
 	errno = saved;

@@ -170,13 +170,16 @@ void sm_failure_hint(void)
 	sm_warn(line, NULL, NULL);
 }
 
-/* Why a mapping of bytes failed with err: the memory-lock limit when one
- * applies and err is its errno or the figures show it is reached. */
+/* Why a mapping of bytes failed with err: a seccomp filter once the call
+ * gate refuses new secret memory (callgate.c), else the memory-lock limit
+ * when one applies and err is its errno or the figures show it is reached. */
 static int nomem_cause(int err, size_t bytes)
 {
 	size_t limit, locked;
 	int unlimited;
 
+	if (sm_secret_new_is_off())
+		return SECRETMEM_FAILURE_SANDBOX;
 	sm_memlock_figures(&unlimited, &limit, &locked);
 	if (unlimited)
 		return SECRETMEM_FAILURE_NOMEM;
