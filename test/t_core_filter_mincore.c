@@ -55,6 +55,10 @@ int main(void)
 
 	if (tl_under_valgrind())
 		tl_skip("valgrind answers memfd_secret(2) itself: no secret memory to free");
+#ifdef TL_TSAN
+	/* the sighting is a single-threaded process's (secretmem(7)) */
+	tl_skip("ThreadSanitizer runs a thread of its own: the process is never single-threaded");
+#endif
 	int st = tl_run_child(run_case, NULL, out, sizeof(out));
 	fputs(out, stdout);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == TL_SKIP)

@@ -86,19 +86,12 @@ static const char *slurp(const char *rel, char *buf, size_t len)
 	return buf;
 }
 
-#if defined(__SANITIZE_THREAD__)
-#define TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TSAN 1
-#endif
-#endif
 
 int main(void)
 {
 	static char out[4096], text[1 << 17];
 
-#ifdef TSAN
+#ifdef TL_TSAN
 	/* strict mode kills the offending thread only; the runtime's
 	 * background thread would keep the process (and the pipe) alive */
 	tl_skip("ThreadSanitizer runs a thread of its own: strict mode would kill only the main thread");

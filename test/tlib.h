@@ -28,6 +28,16 @@
 #endif
 #endif
 
+/* Defined in a build with ThreadSanitizer (whose runtime runs a thread of
+ * its own: the process is never single-threaded). */
+#if defined(__SANITIZE_THREAD__)
+#define TL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TL_TSAN 1
+#endif
+#endif
+
 #define TL_PASS 0
 #define TL_FAILED 1
 #define TL_SKIP 77
