@@ -8,6 +8,8 @@
  * next malloc of the same size gets the most recently freed run back:
  * SIGABRT and the exact line
  * "secretmem: fatal: freed block was modified (write after free)".
+ * Where only some of a lazy block's pages hold memory, each resident piece
+ * is sampled alike, and a piece shorter than 128 bytes is read whole.
  */
 #include <string.h>
 #include <unistd.h>
@@ -48,6 +50,9 @@ int main(void)
 		{ 100000, 0, 0 }, { 100000, 5, 1 },  { 100000, 63, 1 }, { 100000, -1, 0 },
 		{ 1048576, 0, 0 }, { 1048576, 1, 1 }, /* the largest run class */
 		{ 3 << 20, 0, 0 }, { 3 << 20, 8, 1 }, { 3 << 20, -1, 0 }, /* a region of its own */
+		/* a block that starts 112 bytes before a page boundary: in a lazy
+		 * chunk the check reads the resident page's 112 bytes of it, all */
+		{ 20580, 100, 0 },
 	};
 	char name[160];
 
