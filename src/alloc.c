@@ -111,8 +111,10 @@ static void flush(struct tcache *tc, unsigned cls, unsigned n)
 
 	if (n > b->count)
 		n = b->count;
-	/* the oldest entries, at the bottom, go back */
-	sm_arena_give(b->slots, n);
+	/* the oldest entries, at the bottom, go back; a refill's worth per
+	 * hold of the arena's lock, which other threads may be waiting for */
+	for (unsigned k = 0; k < n; k += b->refill)
+		sm_arena_give(b->slots + k, n - k < b->refill ? n - k : b->refill);
 	memmove(b->slots, b->slots + n, (b->count - n) * sizeof(*b->slots));
 	b->count = (uint16_t)(b->count - n);
 }
@@ -171,12 +173,41 @@ static inline void count_free(struct tbin *b, long bytes)
 		sm_release_unused(); /* only what holds no live block goes */
 }
 
+/*
+ * A new slab, chunk or block was refused (the memory-lock limit, or
+ * memory): the calling thread's cache keeps two refills' worth of each class
+ * (what it held at most before the caches grew to 32 KiB a class: tcache.c)
+ * and gives the rest back to their slabs, so that a burst of frees of one
+ * size is not kept from the others; 1 if it gave any, and the caller tries
+ * once more.  Nothing else is given back: what the program keeps using
+ * (a stream's buffer, a class it allocates and frees at the limit) stays.
+ */
+static int make_room(int rc)
+{
+	struct tcache *tc = sm_tls_tc;
+	int gave = 0;
+
+	if (rc == -EPERM || rc == -ENOSYS || !tc)
+		return 0; /* a sandbox or no secret memory: nothing to gain */
+	for (unsigned c = 0; c < SM_NCLASS; c++) {
+		struct tbin *b = &tc->bins[c];
+		unsigned keep = 2u * b->refill;
+		if (b->count > keep) {
+			flush(tc, c, b->count - keep);
+			gave = 1;
+		}
+	}
+	return gave;
+}
+
 static void *malloc_large(size_t size, size_t align)
 {
 	void *p;
 	size_t usable;
 	int rc = sm_large_alloc(size, align, &p, &usable);
 
+	if (rc && make_room(rc))
+		rc = sm_large_alloc(size, align, &p, &usable);
 	if (rc) {
 		set_errno_from(rc);
 		return NULL;
@@ -226,8 +257,10 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
 	if (SM_LIKELY(b->count)) {
 		r = b->slots[--b->count];
 	} else {
-		unsigned want = b->cap > 1 ? b->cap / 2u : 1u;
+		unsigned want = b->refill;
 		int got = sm_arena_take(tc->arena, cls, b->cap ? b->slots : &r, want, 0);
+		if (got < 0 && make_room(got))
+			got = sm_arena_take(tc->arena, cls, b->cap ? b->slots : &r, want, 0);
 		if (got < 0) {
 			set_errno_from(got);
 			return NULL;

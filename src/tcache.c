@@ -32,15 +32,41 @@ static pthread_key_t tc_key;
 static int init_error;
 
 
-/* Cache capacity per class: many small slots, few large ones; none at all
- * with SECRETMEM_RELEASE_IDLE, whose promise needs every free slot back in
- * its slab. */
+/*
+ * Cache capacity per class, and what a refill takes; none at all with
+ * SECRETMEM_RELEASE_IDLE, whose promise needs every free slot back in its
+ * slab.
+ *
+ * A refill takes few slots (32 up to 256 bytes, 16 to 2 KiB, 2 above), so
+ * that a class a thread uses once makes few pages ready (density: issue
+ * 32).  The capacity holds up to 32 KiB of a class (at most 1,024 slots, at
+ * least 4), so that a burst of frees that the same thread allocates again
+ * stays in the cache: with 64 slots, 1,000 blocks of 32 bytes allocated and
+ * freed went through the arena's lock and slab bitmaps at both ends, 227
+ * instructions per block against 159 (callgrind).  Above 1 KiB a class
+ * holds at most 64 KiB, as before (32 x 2 KiB, 4 x 16 KiB).  At the
+ * memory-lock limit a refused thread first gives back what its cache
+ * holds beyond two refills a class (alloc.c, make_room).
+ */
+#define BIN_BYTES 32768u
+#define BIN_MAX 1024u
+
+static uint16_t bin_refill(unsigned cls)
+{
+	uint32_t size = sm_class_size[cls];
+	return size <= 256 ? 32 : size <= 2048 ? 16 : 2;
+}
+
 static uint16_t bin_cap(unsigned cls)
 {
 	if (sm_release_idle)
 		return 0;
-	uint32_t size = sm_class_size[cls];
-	return size <= 256 ? 64 : size <= 2048 ? 32 : 4;
+	uint32_t n = BIN_BYTES / sm_class_size[cls];
+	if (n > BIN_MAX)
+		n = BIN_MAX;
+	if (n < 2u * bin_refill(cls))
+		n = 2u * bin_refill(cls);
+	return (uint16_t)n;
 }
 
 
@@ -170,6 +196,7 @@ struct tcache *sm_tcache_get(void)
 	struct slotref *next = tc->storage;
 	for (unsigned c = 0; c < SM_NCLASS; c++) {
 		tc->bins[c].cap = bin_cap(c);
+		tc->bins[c].refill = tc->bins[c].cap ? bin_refill(c) : 1;
 		tc->bins[c].slots = next;
 		next += tc->bins[c].cap;
 	}

@@ -21,6 +21,7 @@
  */
 struct tbin {
 	uint16_t count, cap;
+	uint16_t refill; /* slots a refill takes (and a full bin gives back: cap / 2) */
 	long live;
 	struct slotref *slots;
 } __attribute__((aligned(32))); /* a shift to index, two per cache line */
