@@ -296,7 +296,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
  * BENCH_ONLY, before the record).
  */
 
-/* hand_out, out of line: under valgrind or SECRETMEM_RELEASE_IDLE. */
+/* hand_out, out of line: under valgrind. */
 static __attribute__((noinline)) void *hand_out_call(struct tbin *b, unsigned char *p, struct slab *s)
 {
 	struct slotref r = { p, s };
@@ -326,7 +326,8 @@ SM_API void *secretmem_malloc(size_t size)
 	const struct slotref *e = &b->slots[--b->count];
 	unsigned char *p = e->p;
 	struct slab *s = e->slab;
-	if (SM_UNLIKELY(VG_ON() || sm_release_idle))
+	/* SECRETMEM_RELEASE_IDLE: never here (its bins hold nothing) */
+	if (SM_UNLIKELY(VG_ON()))
 		return hand_out_call(b, p, s);
 	uint32_t sz = s->size;
 	unsigned idx = (unsigned)(((uint64_t)(p - s->start) * s->inv) >> 40);
