@@ -237,15 +237,16 @@ $(BUILD)/bench/bench: $(BENCH_SRC) $(BENCH_HDR) $(STLIB) include/secretmem.h
 bench: $(BUILD)/bench/bench
 	$(BUILD)/bench/bench $(BENCH_ARGS)
 
-# instructions per 32-byte pair, by single-stepping (bench/pair_steps.c)
+# instructions per operation of the pair, the batch and random 16-512 B,
+# by single-stepping (bench/pair_steps.c)
 $(BUILD)/bench/pair_steps: bench/pair_steps.c $(STLIB)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Iinclude -pthread -D_GNU_SOURCE \
-		-o $@ $< $(STLIB) -pthread
+		-o $@ $< $(STLIB) -pthread -ldl
 
 bench-steps: $(BUILD)/bench/pair_steps
-	$(BUILD)/bench/pair_steps
-	$(BUILD)/bench/pair_steps glibc
+	for w in pair batch random; do for a in secretmem glibc mimalloc; do \
+		$(BUILD)/bench/pair_steps $$a $$w || exit 1; done; done
 
 # ---- fuzzing (issue: reliability) ----------------------------------------
 FUZZ_SRC := $(wildcard fuzz/*.c)
