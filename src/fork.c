@@ -222,6 +222,10 @@ static void copy_piece(void *arg, unsigned char *p, size_t n)
  */
 static unsigned char *window_base;
 static size_t window_len;
+/* [window_base, window_base + window_lost) is not ours any more: another
+ * thread mapped there in the moment a refused piece left it free
+ * (os_map_shared_in); the copy stops, and only the rest is unmapped */
+static size_t window_lost;
 
 /* prepare_copy: the window's reservation of len bytes. */
 static int reserve_window(size_t len)
@@ -247,11 +251,25 @@ static int map_window(int fd, size_t off, size_t *len)
 	size_t ps = os_page_size();
 
 	for (;;) {
-		int rc = os_map_shared_at(window_base, *len, fd, off);
+		int rc = os_map_shared_in(window_base, *len, fd, off);
+		if (rc == -EADDRNOTAVAIL) {
+			window_lost = *len;
+			return -ENOMEM;
+		}
+		if (rc) /* reserved again, as a new mapping: kept from children too */
+			os_advise(window_base, *len, MADV_DONTFORK);
 		if ((rc != -EAGAIN && rc != -ENOMEM) || *len <= ps)
 			return rc;
 		*len = (*len / 2 + ps - 1) & ~(ps - 1);
 	}
+}
+
+/* The window's reservation unmapped (what is still ours of it). */
+static void release_window(void)
+{
+	os_unmap(window_base + window_lost, window_len - window_lost);
+	window_base = NULL;
+	window_lost = 0;
 }
 
 /* A piece's pages back to an inaccessible reservation. */
@@ -344,8 +362,7 @@ static int prepare_copy(void)
 		return rc;
 	int fd = sm_memfd_secret();
 	if (fd < 0) {
-		os_unmap(window_base, window_len);
-		window_base = NULL;
+		release_window();
 		return fd;
 	}
 	copy_fd = fd; /* from now on: a raw child made meanwhile closes it */
@@ -356,8 +373,7 @@ static int prepare_copy(void)
 		rc = copy_region(r, fd, off, &window);
 		off += r->size;
 	}
-	os_unmap(window_base, window_len);
-	window_base = NULL;
+	release_window();
 	if (rc) {
 		copy_fd = -1;
 		sm_close(fd);
@@ -489,6 +505,7 @@ static void fork_child(void)
 	sm_memfd_after_fork();
 	sm_calls_child();
 	window_base = NULL; /* MADV_DONTFORK: not in any child */
+	window_lost = 0;
 
 	if (policy != SECRETMEM_FORK_SHARE)
 		reserve_secret_regions();

@@ -236,13 +236,14 @@ size_t os_physical_memory(void);
 /* Anonymous PROT_NONE reservation of len bytes aligned to align (a power of
  * two, >= page size). */
 int os_reserve(size_t len, size_t align, void **out);
-/* Map fd (MAP_SHARED, read-write) over [addr, addr+len) of a reservation. */
-int os_map_shared_fixed(void *addr, size_t len, int fd);
+/* Map fd's bytes [off, off+len) (MAP_SHARED, read-write, off a multiple of
+ * the page size) in place of [addr, addr+len) of the caller's reservation:
+ * 0; -errno with the range still reserved; -EADDRNOTAVAIL when the range
+ * is not the caller's any more (another thread mapped there in the moment
+ * it was free: os.c), which it must then neither map nor unmap. */
+int os_map_shared_in(void *addr, size_t len, int fd, size_t off);
 /* Map fd (MAP_SHARED, read-write) anywhere. */
 int os_map_shared(size_t len, int fd, void **out);
-/* Map the file's bytes [off, off+len) (off a multiple of the page size)
- * over [addr, addr+len), replacing what is there. */
-int os_map_shared_at(void *addr, size_t len, int fd, size_t off);
 /* Private anonymous read-write memory over [addr, addr+len). */
 int os_map_anon_fixed(void *addr, size_t len);
 /* Put [addr, addr+len) back to an inaccessible reservation. */

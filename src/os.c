@@ -292,9 +292,39 @@ static int map_file(void *addr, size_t len, int flags, int fd, size_t off, void 
 	return rc;
 }
 
-int os_map_shared_fixed(void *addr, size_t len, int fd)
+/*
+ * A MAP_FIXED mmap that fails unmaps what was there: memfd_secret's mmap
+ * refused at the memory-lock limit (EAGAIN) leaves a hole where the
+ * caller's reservation was (Linux 6.18, measured).  Another thread's mmap
+ * (glibc's for a large block) could land in that hole, and the caller's
+ * clean-up, or its next MAP_FIXED try, then destroyed that thread's memory
+ * (t_heap_sandbox_tsync: SIGSEGV in glibc's free, 5 runs in 60).  So the
+ * reservation is unmapped first and the file mapped with
+ * MAP_FIXED_NOREPLACE, which never replaces a mapping; on failure the hole
+ * is reserved again.
+ */
+int os_map_shared_in(void *addr, size_t len, int fd, size_t off)
 {
-	return map_file(addr, len, MAP_FIXED, fd, 0, NULL);
+	int saved = errno, rc = sm_calls_enter_new();
+
+	if (rc)
+		return rc;
+	rc = os_injected(OS_OP_MMAP); /* before anything changes */
+	if (!rc) {
+		sys_munmap(addr, len);
+		void *p = sys_mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, (off_t)off);
+		if (p == MAP_FAILED) {
+			rc = neg_errno();
+		} else if (p != addr) { /* a kernel before 4.17 took it as a hint */
+			sys_munmap(p, len);
+			rc = -EEXIST;
+		}
+		if (rc && os_map_none_noreplace(addr, len))
+			rc = -EADDRNOTAVAIL; /* another thread's mapping is there now */
+	}
+	sm_calls_leave();
+	errno = saved;
+	return rc;
 }
 
 int os_map_anon_fixed(void *addr, size_t len)
@@ -355,11 +385,6 @@ int os_map_dup(void *addr, size_t len, void **out)
 int os_map_shared(size_t len, int fd, void **out)
 {
 	return map_file(NULL, len, 0, fd, 0, out);
-}
-
-int os_map_shared_at(void *addr, size_t len, int fd, size_t off)
-{
-	return map_file(addr, len, MAP_FIXED, fd, off, NULL);
 }
 
 int os_map_anon(size_t len, void **out)

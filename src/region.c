@@ -211,7 +211,8 @@ static void warn_fallback(int err)
 }
 
 /* Map the data part of the reservation with the secret backend. */
-static int map_secret(struct region *r)
+/* *lost: the data range is not ours any more (os_map_shared_in). */
+static int map_secret(struct region *r, int *lost)
 {
 	int fd = sm_memfd_secret();
 
@@ -228,7 +229,8 @@ static int map_secret(struct region *r)
 	}
 	int rc = os_truncate(fd, r->size);
 	if (!rc)
-		rc = os_map_shared_fixed(r->data, r->size, fd);
+		rc = os_map_shared_in(r->data, r->size, fd, 0);
+	*lost = rc == -EADDRNOTAVAIL;
 	/* never in a child unless fork.c puts it there (see fork.c) */
 	if (!rc)
 		rc = os_advise_new(r->data, r->size, MADV_DONTFORK);
@@ -360,8 +362,9 @@ int region_create(struct region *r, size_t size, size_t align, int fill, int req
 	r->data = (unsigned char *)base + total - ps - size;
 	r->access = SECRETMEM_READWRITE;
 
+	int lost = 0;
 	if (backend == SECRETMEM_BACKEND_SECRET) {
-		rc = map_secret(r);
+		rc = map_secret(r, &lost);
 		if (rc && rc != -ENOMEM)
 			sm_failure_note(refusal_cause(rc), size);
 		if (is_refusal(rc) && !require) {
@@ -379,7 +382,12 @@ int region_create(struct region *r, size_t size, size_t align, int fill, int req
 	if (!rc && fill == REGION_NOW)
 		rc = region_fault_to(r, size);
 	if (rc) {
-		os_unmap(base, total);
+		if (lost) { /* only the guard pages are still ours */
+			os_unmap(base, (size_t)(r->data - (unsigned char *)base));
+			os_unmap(r->data + size, (size_t)((unsigned char *)base + total - (r->data + size)));
+		} else {
+			os_unmap(base, total);
+		}
 		memset(r, 0, sizeof(*r));
 		return rc;
 	}
