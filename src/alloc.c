@@ -119,6 +119,11 @@ static void flush(struct tcache *tc, unsigned cls, unsigned n)
 	b->count = (uint16_t)(b->count - n);
 }
 
+void sm_tcache_flush_some(struct tcache *tc, unsigned cls, unsigned n)
+{
+	flush(tc, cls, n);
+}
+
 void sm_tcache_flush_all(struct tcache *tc)
 {
 	for (unsigned c = 0; c < SM_NCLASS; c++)
@@ -174,30 +179,19 @@ static inline void count_free(struct tbin *b, long bytes)
 }
 
 /*
- * A new slab, chunk or block was refused (the memory-lock limit, or
- * memory): the calling thread's cache keeps two refills' worth of each class
- * (what it held at most before the caches grew to 32 KiB a class: tcache.c)
- * and gives the rest back to their slabs, so that a burst of frees of one
- * size is not kept from the others; 1 if it gave any, and the caller tries
- * once more.  Nothing else is given back: what the program keeps using
- * (a stream's buffer, a class it allocates and frees at the limit) stays.
+ * A new slab or chunk for a small block was refused (the memory-lock limit,
+ * memory, or a sandbox): the calling thread's bins shrink back to their
+ * first capacity and give the rest back to their slabs, whose pages can
+ * then serve any size; 1 if they gave any, and the caller tries once more.
+ * Nothing else is given back: what the bins keep (as many as they held at
+ * most before they could grow) stays for what the program keeps using, a
+ * stream's buffer or a class it allocates and frees at the limit.
  */
-static int make_room(int rc)
+static int make_room(void)
 {
 	struct tcache *tc = sm_tls_tc;
-	int gave = 0;
 
-	if (rc == -EPERM || rc == -ENOSYS || !tc)
-		return 0; /* a sandbox or no secret memory: nothing to gain */
-	for (unsigned c = 0; c < SM_NCLASS; c++) {
-		struct tbin *b = &tc->bins[c];
-		unsigned keep = 2u * b->refill;
-		if (b->count > keep) {
-			flush(tc, c, b->count - keep);
-			gave = 1;
-		}
-	}
-	return gave;
+	return tc && sm_tcache_shrink(tc);
 }
 
 static void *malloc_large(size_t size, size_t align)
@@ -206,8 +200,6 @@ static void *malloc_large(size_t size, size_t align)
 	size_t usable;
 	int rc = sm_large_alloc(size, align, &p, &usable);
 
-	if (rc && make_room(rc))
-		rc = sm_large_alloc(size, align, &p, &usable);
 	if (rc) {
 		set_errno_from(rc);
 		return NULL;
@@ -259,7 +251,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
 	} else {
 		unsigned want = b->refill;
 		int got = sm_arena_take(tc->arena, cls, b->cap ? b->slots : &r, want, 0);
-		if (got < 0 && make_room(got))
+		if (got < 0 && make_room())
 			got = sm_arena_take(tc->arena, cls, b->cap ? b->slots : &r, want, 0);
 		if (got < 0) {
 			set_errno_from(got);
@@ -272,6 +264,7 @@ static __attribute__((noinline)) void *malloc_slow(size_t size)
 		}
 		if (b->cap) {
 			b->count = (uint16_t)got;
+			b->refilled = 1;
 			r = b->slots[--b->count];
 		}
 	}
@@ -403,8 +396,13 @@ static inline __attribute__((always_inline)) void free_small(struct tcache *tc, 
 	if (SM_UNLIKELY(!b || !b->cap)) {
 		give_back(p, s);
 	} else {
-		if (SM_UNLIKELY(b->count == b->cap))
-			flush(tc, s->cls, b->cap / 2u);
+		if (SM_UNLIKELY(b->count == b->cap)) {
+			/* full: twice the room after a refill since it last
+			 * filled up (a burst: tcache.c), else half goes back */
+			if (!(b->refilled && sm_tcache_grow(tc, s->cls)))
+				flush(tc, s->cls, b->cap / 2u);
+			b->refilled = 0;
+		}
 		cache_push(b, p, s);
 	}
 	count_free(b, s->size);

@@ -39,14 +39,19 @@ static int init_error;
  *
  * A refill takes few slots (32 up to 256 bytes, 16 to 2 KiB, 2 above), so
  * that a class a thread uses once makes few pages ready (density: issue
- * 32).  The capacity holds up to 32 KiB of a class (at most 1,024 slots, at
- * least 4), so that a burst of frees that the same thread allocates again
- * stays in the cache: with 64 slots, 1,000 blocks of 32 bytes allocated and
- * freed went through the arena's lock and slab bitmaps at both ends, 227
- * instructions per block against 159 (callgrind).  Above 1 KiB a class
- * holds at most 64 KiB, as before (32 x 2 KiB, 4 x 16 KiB).  At the
- * memory-lock limit a refused thread first gives back what its cache
- * holds beyond two refills a class (alloc.c, make_room).
+ * 32), and a bin starts at two refills.  A bin that fills up after a refill
+ * came since it last filled up (a burst of blocks allocated and then freed
+ * by the same thread) doubles its capacity instead of giving half back, up
+ * to 32 KiB of its class (at most 1,024 slots): with 64 slots, 1,000
+ * blocks of 32 bytes allocated and freed went through the arena's lock and
+ * slab bitmaps at both ends, 227 instructions per block against 159
+ * (callgrind).  Only bins that see such bursts grow, so a thread that
+ * bursts once keeps about what it kept before: free blocks in other
+ * threads' caches are out of reach of an allocation refused at the
+ * memory-lock limit, and the grown room is a mapping of its own (about
+ * 160 KiB), made at the first growth: under mlockall(MCL_FUTURE) it is
+ * locked too.  At the limit a refused thread shrinks its own bins back
+ * (alloc.c, make_room).
  */
 #define BIN_BYTES 32768u
 #define BIN_MAX 1024u
@@ -59,16 +64,66 @@ static uint16_t bin_refill(unsigned cls)
 
 static uint16_t bin_cap(unsigned cls)
 {
+	return sm_release_idle ? 0 : (uint16_t)(2u * bin_refill(cls));
+}
+
+static uint16_t bin_max(unsigned cls)
+{
 	if (sm_release_idle)
 		return 0;
 	uint32_t n = BIN_BYTES / sm_class_size[cls];
 	if (n > BIN_MAX)
 		n = BIN_MAX;
-	if (n < 2u * bin_refill(cls))
-		n = 2u * bin_refill(cls);
+	if (n < bin_cap(cls))
+		n = bin_cap(cls);
 	return (uint16_t)n;
 }
 
+int sm_tcache_grow(struct tcache *tc, unsigned cls)
+{
+	struct tbin *b = &tc->bins[cls];
+
+	if (b->cap >= b->max)
+		return 0;
+	if (!tc->grown) {
+		size_t n = 0, ps = os_page_size();
+		for (unsigned c = 0; c < SM_NCLASS; c++)
+			n += tc->bins[c].max;
+		size_t size = (n * sizeof(struct slotref) + ps - 1) & ~(ps - 1);
+		void *mem;
+		if (os_map_anon(size, &mem))
+			return 0; /* no room: the bin flushes as before */
+		tc->grown = mem;
+		tc->grown_size = size;
+	}
+	struct slotref *room = tc->grown;
+	for (unsigned c = 0; c < cls; c++)
+		room += tc->bins[c].max;
+	if (b->slots != room) {
+		memcpy(room, b->slots, b->count * sizeof(*room));
+		b->slots = room;
+	}
+	unsigned cap = 2u * b->cap;
+	b->cap = (uint16_t)(cap < b->max ? cap : b->max);
+	return 1;
+}
+
+int sm_tcache_shrink(struct tcache *tc)
+{
+	int gave = 0;
+
+	for (unsigned c = 0; c < SM_NCLASS; c++) {
+		struct tbin *b = &tc->bins[c];
+		uint16_t first = bin_cap(c);
+		if (b->count > first) {
+			sm_tcache_flush_some(tc, c, b->count - first);
+			gave = 1;
+		}
+		b->cap = first;
+		b->refilled = 0;
+	}
+	return gave;
+}
 
 /* This cache's live blocks and bytes (any thread; relaxed reads). */
 static void tcache_counts(const struct tcache *tc, long *live, long *bytes)
@@ -126,6 +181,9 @@ static void tcache_destroy(void *arg)
 	struct tcache *tc = arg;
 
 	sm_tcache_flush_all(tc);
+	if (tc->grown)
+		os_unmap(tc->grown, tc->grown_size); /* a reused cache starts small */
+	tc->grown = NULL;
 	pthread_mutex_lock(&tc_lock);
 	long live = 0, bytes = 0;
 	tcache_counts(tc, &live, &bytes);
@@ -196,6 +254,7 @@ struct tcache *sm_tcache_get(void)
 	struct slotref *next = tc->storage;
 	for (unsigned c = 0; c < SM_NCLASS; c++) {
 		tc->bins[c].cap = bin_cap(c);
+		tc->bins[c].max = bin_max(c);
 		tc->bins[c].refill = tc->bins[c].cap ? bin_refill(c) : 1;
 		tc->bins[c].slots = next;
 		next += tc->bins[c].cap;

@@ -21,7 +21,9 @@
  */
 struct tbin {
 	uint16_t count, cap;
-	uint16_t refill; /* slots a refill takes (and a full bin gives back: cap / 2) */
+	uint16_t refill;   /* slots a refill takes */
+	uint16_t max;      /* what cap may grow to (tcache.c) */
+	uint8_t refilled;  /* a refill came since the bin last filled up */
 	long live;
 	struct slotref *slots;
 } __attribute__((aligned(32))); /* a shift to index, two per cache line */
@@ -42,6 +44,9 @@ struct tcache {
 	struct tcache *next, *prev; /* registry, under tcache.c's lock */
 	struct arena *arena;        /* sm_arena(0): the shared one (tcache.c) */
 	size_t mem_size;
+	struct slotref *grown;      /* room for every bin at its max, mapped at
+				     * the first growth (tcache.c), or NULL */
+	size_t grown_size;
 	struct tbin bins[SM_NCLASS];
 	struct slotref storage[];
 };
@@ -61,6 +66,8 @@ extern atomic_long sm_retired_live, sm_retired_bytes;
 extern int sm_vg_on;
 /* Every cached slot of tc back to its slab. */
 void sm_tcache_flush_all(struct tcache *tc);
+/* The n oldest cached slots of bin cls of tc back to their slabs. */
+void sm_tcache_flush_some(struct tcache *tc, unsigned cls, unsigned n);
 
 /* ---- tcache.c ---------------------------------------------------------- */
 
@@ -74,5 +81,11 @@ struct tcache *sm_tcache_get(void);
 void sm_tcache_totals(long *live, long *bytes);
 /* Move tc off the shared arena 0 to an arena of its own (in turn). */
 void sm_tcache_own_arena(struct tcache *tc);
+/* Bin cls of tc is full and was refilled since it last filled up: double
+ * its capacity (up to its max); 1 if it grew, 0 if the caller flushes. */
+int sm_tcache_grow(struct tcache *tc, unsigned cls);
+/* Every bin of tc back to its first capacity, what it holds beyond that
+ * given back to the slabs; 1 if anything was given back. */
+int sm_tcache_shrink(struct tcache *tc);
 
 #endif

@@ -13,6 +13,7 @@
  */
 #include <string.h>
 #include <unistd.h>
+#include "internal.h"
 #include "secretmem.h"
 #include "tlib.h"
 
@@ -51,9 +52,11 @@ int main(void)
 		{ 1048576, 0, 0 }, { 1048576, 1, 1 }, /* the largest run class */
 		{ 3 << 20, 0, 0 }, { 3 << 20, 8, 1 }, { 3 << 20, -1, 0 }, /* a region of its own */
 		/* a block that starts 112 bytes before a page boundary: in a lazy
-		 * chunk the check reads the resident page's 112 bytes of it, all */
+		 * chunk the check reads the resident page's 112 bytes of it, all
+		 * (the last case: run only where chunks are lazy) */
 		{ 20580, 100, 0 },
 	};
+	size_t ncases = sizeof(cases) / sizeof(cases[0]);
 	char name[160];
 
 	printf("backend: %s\n", secretmem_backend_name(secretmem_default_backend()));
@@ -61,7 +64,14 @@ int main(void)
 		printf("skip: written for 4 KiB pages\n");
 		return TL_SKIP;
 	}
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	/* chunks are lazy with the secret backend where the mapping is charged
+	 * at mmap; elsewhere byte 100 of that block is outside the sample */
+	if (tl_under_valgrind() || secretmem_default_backend() != SECRETMEM_BACKEND_SECRET ||
+	    sm_fault_regime() != SM_REGIME_MMAP) {
+		printf("chunks are not lazy here: the case of a resident piece under 128 bytes is left out\n");
+		ncases--;
+	}
+	for (size_t i = 0; i < ncases; i++) {
 		snprintf(name, sizeof(name), "write after free %s %ld of a %zu-byte block",
 			 cases[i].page ? "at byte" : cases[i].off < 0 ? "at end" : "at byte", cases[i].off,
 			 cases[i].size);
