@@ -134,8 +134,8 @@ static void child(int workload)
 	/* warm up: the caches and slabs this workload uses exist */
 	if (workload == 0)
 		pairs(1000);
-	else if (workload == 1)
-		for (int r = 0; r < 3; r++)
+	else if (workload == 1) /* a bin grows for bursts over a few rounds (tcache.c) */
+		for (int r = 0; r < 10; r++)
 			batch();
 	else
 		random_ops(10 * RANDOM_OPS);
