@@ -607,9 +607,10 @@ static void fork_child(void)
 static int drop_window_line(const struct sm_mapline *m, void *arg)
 {
 	(void)arg;
-	uintptr_t w = (uintptr_t)window_base;
+	/* not the lost part: another thread's mapping may be there (map_window) */
+	uintptr_t w = (uintptr_t)window_base + window_lost;
 
-	if (m->lo >= w && m->hi <= w + window_len && sm_mapline_secret(m))
+	if (m->lo >= w && m->hi <= (uintptr_t)window_base + window_len && sm_mapline_secret(m))
 		os_unmap((void *)m->lo, m->hi - m->lo);
 	return 0;
 }

@@ -237,10 +237,10 @@ size_t os_physical_memory(void);
  * two, >= page size). */
 int os_reserve(size_t len, size_t align, void **out);
 /* Map fd's bytes [off, off+len) (MAP_SHARED, read-write, off a multiple of
- * the page size) in place of [addr, addr+len) of the caller's reservation:
- * 0; -errno with the range still reserved; -EADDRNOTAVAIL when the range
- * is not the caller's any more (another thread mapped there in the moment
- * it was free: os.c), which it must then neither map nor unmap. */
+ * the page size) over [addr, addr+len) of the caller's reservation: 0;
+ * -errno with the range still reserved; -EADDRNOTAVAIL when the range is
+ * not the caller's any more (a refused mapping left a hole, and another
+ * thread mapped there: os.c), which it must then neither map nor unmap. */
 int os_map_shared_in(void *addr, size_t len, int fd, size_t off);
 /* Map fd (MAP_SHARED, read-write) anywhere. */
 int os_map_shared(size_t len, int fd, void **out);

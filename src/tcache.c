@@ -79,6 +79,22 @@ static uint16_t bin_max(unsigned cls)
 	return (uint16_t)n;
 }
 
+/* Every bin empty, at its first capacity, in the cache's first mapping: at
+ * creation, and at the thread's end after the flush (a slot a signal
+ * handler's free pushed in between is lost, not handed out twice). */
+static void bins_first(struct tcache *tc)
+{
+	struct slotref *next = tc->storage;
+
+	for (unsigned c = 0; c < SM_NCLASS; c++) {
+		tc->bins[c].count = 0;
+		tc->bins[c].cap = bin_cap(c);
+		tc->bins[c].refilled = 0;
+		tc->bins[c].slots = next;
+		next += tc->bins[c].cap;
+	}
+}
+
 int sm_tcache_grow(struct tcache *tc, unsigned cls)
 {
 	struct tbin *b = &tc->bins[cls];
@@ -181,9 +197,11 @@ static void tcache_destroy(void *arg)
 	struct tcache *tc = arg;
 
 	sm_tcache_flush_all(tc);
-	if (tc->grown)
-		os_unmap(tc->grown, tc->grown_size); /* a reused cache starts small */
-	tc->grown = NULL;
+	if (tc->grown) { /* the bins back in the first mapping, then the room goes */
+		bins_first(tc);
+		os_unmap(tc->grown, tc->grown_size);
+		tc->grown = NULL;
+	}
 	pthread_mutex_lock(&tc_lock);
 	long live = 0, bytes = 0;
 	tcache_counts(tc, &live, &bytes);
@@ -251,14 +269,11 @@ struct tcache *sm_tcache_get(void)
 	}
 	memset(tc, 0, sizeof(*tc));
 	tc->mem_size = size;
-	struct slotref *next = tc->storage;
 	for (unsigned c = 0; c < SM_NCLASS; c++) {
-		tc->bins[c].cap = bin_cap(c);
 		tc->bins[c].max = bin_max(c);
-		tc->bins[c].refill = tc->bins[c].cap ? bin_refill(c) : 1;
-		tc->bins[c].slots = next;
-		next += tc->bins[c].cap;
+		tc->bins[c].refill = bin_cap(c) ? bin_refill(c) : 1;
 	}
+	bins_first(tc);
 	pthread_mutex_lock(&tc_lock);
 	tc->arena = sm_arena(0); /* shared until the thread waits for a lock */
 	tc->next = tc_list.next;
