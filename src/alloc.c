@@ -97,7 +97,7 @@ static inline void slot_zero(unsigned char *p, uint32_t size)
 		__asm__ __volatile__("" : : "r"(p) : "memory"); /* not dead stores */
 		return;
 	}
-	sm_zero(p, size);
+	sm_slot_zero(p, size);
 }
 
 static void owner_add(long *field, long v)
@@ -297,14 +297,6 @@ static __attribute__((noinline)) void *hand_out_call(struct tbin *b, unsigned ch
 	return hand_out(b, r);
 }
 
-/* The write-after-free check of a slot above 64 bytes: p, or fatal. */
-static __attribute__((noinline)) void *zero_checked(unsigned char *p, uint32_t size)
-{
-	if (SM_UNLIKELY(!slot_is_zero(p, size)))
-		sm_fatal("freed block was modified (write after free)");
-	return p;
-}
-
 SM_API void *secretmem_malloc(size_t size)
 {
 	struct tcache *tc = sm_tls_tc;
@@ -330,7 +322,7 @@ SM_API void *secretmem_malloc(size_t size)
 		sm_fatal("freed block was modified (write after free)");
 	atomic_store_explicit((_Atomic uint8_t *)&s->state[idx], SLOT_LIVE, memory_order_relaxed);
 	owner_add(&b->live, 1);
-	return sz > 64 ? zero_checked(p, sz) : p;
+	return sz > 64 ? sm_slot_checked(p, sz) : p;
 }
 
 /* Classify p for free/realloc/usable_size: fatal unless a live block. */
@@ -450,7 +442,7 @@ static __attribute__((noinline)) void free_small_call(struct tcache *tc, void *p
  */
 static __attribute__((noinline)) void zero_push(struct tbin *b, unsigned char *p, struct slab *s, uint32_t size)
 {
-	sm_zero(p, size);
+	sm_slot_zero(p, size);
 	SM_POISON(p, size);
 	cache_push(b, p, s);
 	owner_add(&b->live, -1);
