@@ -134,6 +134,8 @@ void sm_memfd_after_fork(void);
 /* The cached probe result; 0 when there is none (the caller's own
  * memfd_secret call is then the probe: sm_memfd_secret records a refusal). */
 int sm_probe_cached(void);
+/* secretmem_supported() once answered 0 in this process. */
+int sm_probe_said_secret(void);
 /* Seccomp mode (0, 1, 2) and filter count from /proc/self/status, read with
  * raw system calls; -1 in a field that cannot be read.  0 or -errno. */
 int sm_seccomp_state(int *mode, long *filters);

@@ -198,12 +198,14 @@ static int refusal_cause(int err)
 	}
 }
 
-/* Secret memory worked in this process; the warning when it stops. */
+/* Secret memory worked in this process; the warning when it stops.  The
+ * program may have seen it work through secretmem_supported() alone, before
+ * it installed its sandbox: that counts too. */
 static atomic_int secret_worked, fallback_warned;
 
 static void warn_fallback(int err)
 {
-	if (!atomic_load(&secret_worked) || atomic_exchange(&fallback_warned, 1))
+	if (!(atomic_load(&secret_worked) || sm_probe_said_secret()) || atomic_exchange(&fallback_warned, 1))
 		return;
 	sm_warn("secret memory became unavailable after first use (memfd_secret: ",
 		err == -ENOSYS ? "ENOSYS" : "EPERM, a seccomp filter or LSM",

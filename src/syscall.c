@@ -55,12 +55,58 @@
 #define SM_NR_MEMFD_SECRET 447
 #endif
 
+#ifndef SECRETMEM_MAGIC
+#define SECRETMEM_MAGIC 0x5345434d /* linux/magic.h */
+#endif
+
+/*
+ * n bytes at p zeroed without a call (no memset: this runs with signals
+ * blocked and in the memfd child, where a sanitizer's interceptor must not
+ * run): the buffers a system call fills, so that a seccomp filter's
+ * made-up success (ERRNO(0)), which fills nothing, reads as zero.
+ */
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address, no_sanitize_thread))
+#endif
+static void raw_zero(void *p, size_t n)
+{
+	unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		b[i] = 0;
+		__asm__("" : : : "memory"); /* not a memset call */
+	}
+}
+
+/*
+ * Whether fd is a secret memory file: fstatfs says the kernel's secretmem
+ * file system.  memfd_secret's answer is not enough: a seccomp filter that
+ * answers ERRNO(0) "returns" descriptor 0, the program's stdin or any file
+ * it opened there, and a supervisor can answer any number; mapping that
+ * file would write secrets into it.  0 if it is not (or cannot be told).
+ */
+#ifdef SM_NR_MEMFD_SECRET
+#if defined(__clang__) || defined(__GNUC__)
+__attribute__((no_sanitize_address, no_sanitize_thread))
+#endif
+static int is_secret_file(long fd)
+{
+	struct statfs fs;
+
+	raw_zero(&fs, sizeof(fs));
+	return syscall(SYS_fstatfs, (int)fd, &fs) == 0 && fs.f_type == SECRETMEM_MAGIC;
+}
+#endif
+
 static int raw_memfd_secret(unsigned int flags)
 {
 #ifdef SM_NR_MEMFD_SECRET
 	int saved = errno;
 	long fd = syscall(SM_NR_MEMFD_SECRET, flags);
 	int rc = fd >= 0 ? (int)fd : -errno;
+
+	if (fd >= 0 && !is_secret_file(fd))
+		rc = -EPERM; /* a sandbox's made-up answer: left alone */
 
 	errno = saved;
 	return rc;
@@ -106,6 +152,9 @@ static long read_proc(const char *path, char *buf, size_t size)
 	size_t len = 0;
 	struct statfs fs;
 
+	/* zeroed: a filter's made-up success of fstatfs (ERRNO(0)) fills
+	 * nothing, and must not find an earlier call's answer here */
+	raw_zero(&fs, sizeof(fs));
 	if (fd < 0)
 		rc = -errno;
 	else if (syscall(SYS_fstatfs, (int)fd, &fs) != 0)
@@ -258,6 +307,7 @@ void sm_memlock_figures(int *unlimited, size_t *limit, size_t *locked)
 /* ---- the call, made where a filter cannot kill the caller ---------------- */
 
 #define CHILD_KILLED (-1000000) /* no answer: the child did not return */
+#define NOT_SECRET (-1000001)   /* an answer that is no secret memory file */
 
 /*
  * The memory-lock regime of the kernel (KERNEL-FACTS.md, "Memory-lock
@@ -321,6 +371,10 @@ static void regime_probe(struct child_call *c)
 		c->regime = -errno;
 		return;
 	}
+	if (!is_secret_file(fd)) {
+		c->regime = -EPERM; /* not ours (memfd_body): left alone */
+		return;
+	}
 	c->probe_fd = fd;
 	if (syscall(SYS_ftruncate, (int)fd, (long)c->page) != 0) {
 		r = -errno;
@@ -353,6 +407,10 @@ static void memfd_body(struct child_call *c)
 {
 #ifdef SM_NR_MEMFD_SECRET
 	long fd = syscall(SM_NR_MEMFD_SECRET, O_CLOEXEC);
+	if (fd >= 0 && !is_secret_file(fd)) {
+		c->result = NOT_SECRET; /* not ours: left alone */
+		return;
+	}
 	c->result = fd >= 0 ? (int)fd : -errno;
 	if (fd >= 0 && c->probe)
 		regime_probe(c);
@@ -622,26 +680,56 @@ static int call_in_process(struct child_call *c)
 	return ok;
 }
 
-/* The call in a child (c->result stays CHILD_KILLED if a filter ends it):
+static atomic_int no_reap;    /* wait4 refused once: no more children */
+static atomic_int memfd_lies; /* an answer was no secret memory file */
+
+/*
+ * The call in a child (c->result stays CHILD_KILLED if a filter ends it):
  * 0, or -EAGAIN when no child could be made (RLIMIT_NPROC, the kernel's
- * task limit, memory), -EPERM when clone itself is refused. */
+ * task limit, memory), -EPERM when clone itself is refused, or wait4 was
+ * once (a child left unreaped: no more are made).
+ *
+ * Every signal is blocked from before the clone until the child is reaped,
+ * so that no handler of the program runs in the child (it inherits the
+ * handlers and the mask): a signal sent to the process group at that moment
+ * (a terminal's ^C, systemd stopping a service) ran the program's handler
+ * there, on the child's small static stack, below which it wrote over the
+ * library's data.  Blocked, such a signal is lost in the child, and waits in
+ * the caller until the mask is restored.  A filter's TRAP still kills the
+ * child: the kernel forces SIGSYS through a blocked mask (force_sig_seccomp).
+ */
 static int call_in_child(struct child_call *c)
 {
-	int status, slot = child_stack_take();
+	unsigned long all[KSIGSET_WORDS], old[KSIGSET_WORDS];
+	int status, slot;
 
+	if (atomic_load_explicit(&no_reap, memory_order_relaxed))
+		return -EPERM;
+	for (size_t i = 0; i < KSIGSET_WORDS; i++)
+		all[i] = ~0UL;
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, all, old, KSIGSET_SIZE) != 0)
+		return -EPERM; /* refused: a sandbox */
+	slot = child_stack_take();
 	/* the caller waits (CLONE_VFORK) until the child exits */
 	long pid = sm_clone()(memfd_child, child_stack[slot] + CHILD_STACK_SIZE,
 			      CLONE_VM | CLONE_VFORK | CLONE_FILES, c);
+	int rc = 0;
 	if (pid < 0) {
-		atomic_store_explicit(&child_stack_busy[slot], 0, memory_order_release);
-		return errno == ENOMEM || errno == EAGAIN ? -EAGAIN : -EPERM;
+		rc = errno == ENOMEM || errno == EAGAIN ? -EAGAIN : -EPERM;
+	} else {
+		/* exit signal 0: no SIGCHLD reaches the program; __WALL reaps
+		 * it (raw wait4: waitpid is a cancellation point).  A wait4
+		 * that a filter refuses leaves the child a zombie: one, as no
+		 * more are made (the answer, given before the child exited, stands) */
+		long w;
+		while ((w = syscall(SYS_wait4, (pid_t)pid, &status, __WALL, NULL)) < 0 && errno == EINTR)
+			;
+		if (w < 0)
+			atomic_store_explicit(&no_reap, 1, memory_order_relaxed);
 	}
-	/* exit signal 0: no SIGCHLD reaches the program; __WALL reaps it
-	 * (raw wait4: waitpid is a cancellation point) */
-	while (syscall(SYS_wait4, (pid_t)pid, &status, __WALL, NULL) < 0 && errno == EINTR)
-		;
 	atomic_store_explicit(&child_stack_busy[slot], 0, memory_order_release);
-	return 0;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, KSIGSET_SIZE);
+	return rc;
 }
 
 /*
@@ -670,6 +758,12 @@ static int memfd_call(void)
 	if (c.probe && rc != CHILD_KILLED && rc >= 0)
 		regime_record(&c);
 	errno = saved;
+	if (rc == NOT_SECRET) {
+		/* a sandbox that answers for the kernel: no more calls (a real
+		 * descriptor behind an odd answer stays open: one at most) */
+		atomic_store_explicit(&memfd_lies, 1, memory_order_relaxed);
+		return -EPERM;
+	}
 	return rc == CHILD_KILLED ? -EPERM : rc;
 }
 
@@ -695,6 +789,8 @@ int sm_memfd_calls(void)
  */
 static int memfd_guarded(void)
 {
+	if (atomic_load_explicit(&memfd_lies, memory_order_relaxed))
+		return -EPERM;
 	atomic_fetch_add_explicit(&memfd_calls, 1, memory_order_relaxed);
 #ifdef SM_VALGRIND
 	/* valgrind runs no clone() but a thread's, and exits on ours; it
@@ -717,6 +813,13 @@ static int memfd_guarded(void)
 
 #define PROBE_UNKNOWN 1 /* no valid result is positive */
 static atomic_int probe_result = PROBE_UNKNOWN;
+static atomic_int probe_said_secret; /* secretmem_supported() once said 0 */
+
+int sm_probe_said_secret(void)
+{
+	return atomic_load_explicit(&probe_said_secret, memory_order_relaxed);
+}
+
 static atomic_long probe_sig = -2; /* seccomp signature when probed */
 
 /* What identifies the sandbox: the filter count (Linux 5.9+), else the
@@ -781,13 +884,17 @@ SM_API int secretmem_supported(void)
 	if (rc != PROBE_UNKNOWN && rc != 0)
 		return rc;
 	long sig = seccomp_signature();
-	if (rc == 0 && (sig < 0 || sig == atomic_load(&probe_sig)))
-		return 0; /* nothing changed since the probe */
+	/* nothing changed since the probe; a status that could be read then
+	 * and cannot now (a filter that refuses openat) is a change */
+	if (rc == 0 && sig == atomic_load(&probe_sig))
+		return 0;
 	/* two racing calls both probe; the answers agree */
 	rc = probe();
 	if (rc != 0 && rc != -ENOSYS && rc != -EPERM)
 		return rc; /* transient (EMFILE...): do not cache */
 	atomic_store(&probe_sig, sig);
 	atomic_store_explicit(&probe_result, rc, memory_order_release);
+	if (rc == 0)
+		atomic_store_explicit(&probe_said_secret, 1, memory_order_relaxed);
 	return rc;
 }
