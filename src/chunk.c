@@ -114,8 +114,9 @@ int sm_chunk_create(size_t need, int populate, struct chunk **out)
 		want = maxp;
 	/* under a memory-lock limit a chunk takes at most a quarter of what
 	 * is left of it, so that a small limit (ulimit -l 64) keeps room for
-	 * regions and for the next chunks; and none takes the room the copy
-	 * policy keeps for fork()'s window (sm_fork_room) */
+	 * regions and for the next chunks; and none, the reserve's neither
+	 * (SECRETMEM_RESERVE), takes the room the copy policy keeps for
+	 * fork()'s window (sm_fork_room) */
 	int unlimited;
 	size_t limit, locked;
 	if (sm_secret_new_is_off()) {
@@ -129,7 +130,7 @@ int sm_chunk_create(size_t need, int populate, struct chunk **out)
 		size_t left = limit > locked + room ? (limit - locked - room) >> sm_page_shift : 0;
 		if (want > left / 4)
 			want = left / 4;
-		if (need > left && !populate) {
+		if (need > left) {
 			sm_failure_note(SECRETMEM_FAILURE_MEMLOCK, need << sm_page_shift);
 			return -ENOMEM;
 		}
