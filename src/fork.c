@@ -542,7 +542,7 @@ static void fork_child(void)
 		if (r->backend != SECRETMEM_BACKEND_SECRET) {
 			/* private memory is already copy-on-write; only the lock
 			 * is not inherited */
-			if (policy == SECRETMEM_FORK_COPY && r->faulted && os_lock(r->data, r->faulted))
+			if (policy == SECRETMEM_FORK_COPY && r->faulted && os_lock_resident(r->data, r->faulted))
 				sm_warn("fork: could not lock the child's copy of a fallback region", NULL, NULL);
 			continue;
 		}

@@ -267,6 +267,12 @@ int os_advise(void *addr, size_t len, int advice);
 int os_advise_new(void *addr, size_t len, int advice);
 int os_truncate(int fd, size_t len);
 int os_lock(void *addr, size_t len);
+/* Lock [addr, addr+len) as its pages are: those resident now, the others
+ * at their first touch (MLOCK_ONFAULT: nothing is faulted in, so pages a
+ * guard makes inaccessible are no error).  A fork child's copy of fallback
+ * memory: mlock's fault-in of the range stopped at a large block's guard
+ * page (ENOMEM). */
+int os_lock_resident(void *addr, size_t len);
 /*
  * Fault [addr, addr+len) of a fresh (all-zero) secret mapping in.  Unless
  * sm_fault_regime() is SM_REGIME_MMAP: from the kernel side (a read from

@@ -522,6 +522,24 @@ int os_lock(void *addr, size_t len)
 	return rc;
 }
 
+#ifndef MLOCK_ONFAULT
+#define MLOCK_ONFAULT 1
+#endif
+#ifndef SYS_mlock2
+#define SYS_mlock2 __NR_mlock2
+#endif
+int os_lock_resident(void *addr, size_t len)
+{
+	int saved = errno, rc;
+
+	if ((rc = sm_calls_enter_new()))
+		return rc;
+	rc = syscall(SYS_mlock2, addr, len, MLOCK_ONFAULT) ? neg_errno() : 0;
+	sm_calls_leave();
+	errno = saved;
+	return rc;
+}
+
 static atomic_size_t fault_touched, fault_kernel;
 
 void sm_fault_in_counts(size_t *touched, size_t *kernel)
