@@ -141,6 +141,21 @@ static void stats_page(void)
 	syscall(SYS_close, fd);
 }
 
+/* ---- fork ----------------------------------------------------------------- */
+
+/* From before the library's prepare handler until after its parent or
+ * child handler, this thread is inside the allocator (t_busy): every fork,
+ * the interposed fork() (hfork.c) and the C library's own (daemon). */
+static void fork_busy(void)
+{
+	t_busy++;
+}
+
+static void fork_done(void)
+{
+	t_busy--;
+}
+
 /* ---- messages ------------------------------------------------------------ */
 
 void hp_say(const char *msg)
@@ -148,9 +163,20 @@ void hp_say(const char *msg)
 	char line[512];
 	int n = snprintf(line, sizeof(line), "secretmem-heap: warning: %s\n", msg);
 
-	if (n > 0 && !sm_warnings_are_off() &&
-	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+	if (n <= 0 || sm_warnings_are_off())
 		return;
+	/* raw: write(2) is a cancellation point, and this runs inside
+	 * malloc and fork(), which must not act on a cancellation request */
+	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	for (const char *p = line; len > 0;) {
+		long w = syscall(SYS_write, STDERR_FILENO, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		len -= (size_t)w;
+	}
 }
 
 static void warn_refused(void)
@@ -428,6 +454,10 @@ static void init(void)
 	secretmem_free(secretmem_malloc(1));
 	/* and the streams' right after them (streams.c) */
 	hp_streams_install();
+	/* and these last: their prepare runs first, so that a signal
+	 * handler's free while fork()'s handlers hold the allocator's locks
+	 * is deferred (SIGNAL HANDLERS) instead of waiting for them */
+	pthread_atfork(fork_busy, fork_done, fork_done);
 	size_t s, f;
 	region_backend_totals(&s, &f);
 	observe(s, f);
@@ -647,8 +677,11 @@ static void *realloc_any(void *p, size_t size)
 		free_other(p, kind); /* fatal */
 	if (kind == LOOKUP_FOREIGN && !is_early(p)) {
 		size_t before = plain_usable(p);
-		/* a plain block (made after a refusal) goes back to secret
-		 * memory when it can; else glibc's block stays glibc's */
+		/* a plain block (a huge one, or one made after a refusal) goes
+		 * back to secret memory when its new size is not huge; if
+		 * secret memory refuses it, as for malloc: NULL under REQUIRE
+		 * (the block stays), else glibc's block stays glibc's after
+		 * the one warning */
 		if (size <= huge && t_state == T_LIVE && !t_busy && !__atomic_load_n(&plain_sticky, __ATOMIC_RELAXED)) {
 			void *n = secret_alloc(16, size);
 			if (n) {
@@ -656,6 +689,11 @@ static void *realloc_any(void *p, size_t size)
 				plain_free(p);
 				return n;
 			}
+			if (require) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			note_refusal();
 		}
 		if (stood_down != SD_OTHER)
 			plain_release(p);

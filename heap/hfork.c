@@ -13,7 +13,9 @@
  * runs in it, and this fork() reaps that child and fails with ENOMEM after
  * one warning with the figures (when the program's seccomp filter would
  * stop the copy's calls, filtercheck.c, fork() fails so before making a
- * child).  The parent's SIGCHLD handler, if it has
+ * child).  A fork that another function of the C library makes (daemon,
+ * forkpty: glibc's internal fork, not interposed) runs the same handlers;
+ * its child says why it ends (sm_fork_reaped).  The parent's SIGCHLD handler, if it has
  * one, may see that child end.  glibc's fork() does the rest (its handlers,
  * the other libraries' handlers; streams.c's keep it off the program's
  * streams, which are heap blocks); _Fork(), vfork() and raw clone(2) are not
@@ -77,16 +79,20 @@ HP_EXPORT pid_t fork(void)
 		errno = ENOMEM;
 		return -1;
 	}
+	sm_fork_reaped(1);
 	pid_t pid = f();
+	sm_fork_reaped(0);
 	if (pid <= 0)
 		return pid;
 	size_t need;
 	int err = sm_fork_last_error(&need);
 	if (!err)
 		return pid;
-	/* the child ended in the library's handler (status 127) */
+	/* the child ended in the library's handler (status 127); raw wait4:
+	 * waitpid is a cancellation point, and a thread cancelled here would
+	 * leave the child unreaped and fork() unexplained */
 	int st, saved = errno;
-	while (waitpid(pid, &st, __WALL) < 0 && errno == EINTR)
+	while (syscall(SYS_wait4, pid, &st, __WALL, NULL) < 0 && errno == EINTR)
 		;
 	errno = saved;
 	say_failed(err, need);

@@ -391,6 +391,16 @@ size_t sm_fork_room(size_t limit)
 	return room < ps ? ps : room;
 }
 
+/* The heap module's fork() on this thread: it reaps a child whose copy
+ * failed, and says so (hfork.c).  A fork another function of the C library
+ * makes (daemon, forkpty) has no one to: its child says why it ends. */
+static __thread int fork_reaped;
+
+void sm_fork_reaped(int on)
+{
+	fork_reaped = on;
+}
+
 void sm_fork_set_strict(void)
 {
 	fork_strict = 1;
@@ -406,6 +416,10 @@ static void fork_prepare(void)
 {
 	int saved = errno, cancel = sm_cancel_off();
 
+	/* a raw child (_Fork, clone) that forks before it allocates: its heap
+	 * is reset first, as at its first allocation (rawchild.c); the
+	 * parent's regions it does not have are not copied */
+	sm_gate_check();
 	sm_alloc_fork_lock();
 	sm_slab_fork_prepare();
 	region_fork_lock();
@@ -520,15 +534,18 @@ static void fork_child(void)
 	if (copy_fd >= 0)
 		syscall(SYS_close, copy_fd);
 	copy_fd = -1;
+	const char *why = copy_error == -EMFILE || copy_error == -ENFILE ? "no free file descriptor"
+			  : copy_error == -ENOSYS || copy_error == -EPERM ? "secret memory refused"
+			  : "memory-lock limit or out of memory";
 	if (policy == SECRETMEM_FORK_COPY && copy_error && fork_strict) {
 		/* the parent's fork() reaps this child and fails (heap mode):
 		 * no program code runs with a heap it does not have */
+		if (!fork_reaped)
+			sm_warn("fork: no copy of the heap for a child that a C library function made (daemon, "
+				"forkpty...: ", why, "): the child ends with status 127 before it runs");
 		syscall(SYS_exit_group, 127);
 	}
 	if (policy == SECRETMEM_FORK_COPY && copy_error) {
-		const char *why = copy_error == -EMFILE || copy_error == -ENFILE ? "no free file descriptor"
-				  : copy_error == -ENOSYS || copy_error == -EPERM ? "secret memory refused"
-				  : "memory-lock limit or out of memory";
 		sm_warn("fork: could not copy secret memory into the child (", why, "); its secrets are dropped");
 		policy = SECRETMEM_FORK_DROP;
 	}

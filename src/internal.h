@@ -544,6 +544,10 @@ size_t sm_fork_room(size_t limit);
  * child handler (status 127) instead of running without its secrets (heap
  * mode: its fork() then reaps it and fails). */
 void sm_fork_set_strict(void);
+/* on: this thread's fork() is heap mode's, which reaps such a child and
+ * says why fork() failed; off: the child says why it ends (a fork another
+ * function of the C library makes). */
+void sm_fork_reaped(int on);
 /* The calling thread's last fork() under the copy policy: 0, or -errno why
  * the copy could not be made; *need: the bytes of secret memory it copies. */
 int sm_fork_last_error(size_t *need);

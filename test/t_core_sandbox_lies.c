@@ -226,10 +226,23 @@ static void *idle(void *arg)
 	return NULL;
 }
 
+/* The text of a small file, NUL-terminated; 0 if it cannot be read. */
+static int read_text(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	size_t len = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	return 1;
+}
+
 /* This process's children that are zombies (every thread's). */
 static int zombies(void)
 {
-	char path[512], buf[4096];
+	char path[512], buf[4096], st[256];
 	int n = 0;
 	DIR *d = opendir("/proc/self/task");
 
@@ -238,21 +251,12 @@ static int zombies(void)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
+		if (!read_text(path, buf, sizeof(buf)))
 			continue;
-		size_t len = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[len] = '\0';
 		for (char *s = strtok(buf, " \n"); s; s = strtok(NULL, " \n")) {
-			char st[256];
 			snprintf(path, sizeof(path), "/proc/%s/stat", s);
-			FILE *g = fopen(path, "r");
-			if (!g)
+			if (!read_text(path, st, sizeof(st)))
 				continue;
-			size_t m = fread(st, 1, sizeof(st) - 1, g);
-			fclose(g);
-			st[m] = '\0';
 			char *close_paren = strrchr(st, ')');
 			if (close_paren && close_paren[1] == ' ' && close_paren[2] == 'Z')
 				n++;
