@@ -146,13 +146,27 @@ static void stats_page(void)
 /* From before the library's prepare handler until after its parent or
  * child handler, this thread is inside the allocator (t_busy): every fork,
  * the interposed fork() (hfork.c) and the C library's own (daemon). */
+static __thread void *t_fork_deferred __attribute__((tls_model("initial-exec")));
+
 static void fork_busy(void)
 {
 	t_busy++;
+	/* the frees a handler deferred until now: their links are in the
+	 * blocks the child's copy is made of; one deferred from now on links
+	 * the parent's block only, and the child's copy of it holds data */
+	t_fork_deferred = __atomic_load_n(&t_deferred, __ATOMIC_RELAXED);
 }
 
-static void fork_done(void)
+static void fork_parent(void)
 {
+	t_busy--;
+}
+
+/* The child drains only what its copy holds the links of; a block a
+ * handler freed during the copy stays live in the child (a leak there). */
+static void fork_child(void)
+{
+	t_deferred = t_fork_deferred;
 	t_busy--;
 }
 
@@ -457,7 +471,7 @@ static void init(void)
 	/* and these last: their prepare runs first, so that a signal
 	 * handler's free while fork()'s handlers hold the allocator's locks
 	 * is deferred (SIGNAL HANDLERS) instead of waiting for them */
-	pthread_atfork(fork_busy, fork_done, fork_done);
+	pthread_atfork(fork_busy, fork_parent, fork_child);
 	size_t s, f;
 	region_backend_totals(&s, &f);
 	observe(s, f);
@@ -689,6 +703,8 @@ static void *realloc_any(void *p, size_t size)
 				plain_free(p);
 				return n;
 			}
+			if (errno == EINVAL)
+				return NULL; /* an impossible size: no word about secret memory */
 			if (require) {
 				errno = ENOMEM;
 				return NULL;

@@ -530,11 +530,19 @@ int os_lock(void *addr, size_t len)
 #endif
 int os_lock_resident(void *addr, size_t len)
 {
-	int saved = errno, rc;
+	int saved = errno, rc = os_injected(OS_OP_FAULT_IN);
 
-	if ((rc = sm_calls_enter_new()))
+	if (rc || (rc = sm_calls_enter_new()))
 		return rc;
 	rc = syscall(SYS_mlock2, addr, len, MLOCK_ONFAULT) ? neg_errno() : 0;
+	if (rc == -ENOSYS || rc == -EPERM || rc == -EINVAL) {
+		/* no mlock2 (before Linux 4.4) or a filter that refuses it:
+		 * mlock marks the whole range locked before it faults it in,
+		 * so its ENOMEM at a guard page leaves the range locked */
+		rc = syscall(SYS_mlock, addr, len) ? neg_errno() : 0;
+		if (rc == -ENOMEM)
+			rc = 0;
+	}
 	sm_calls_leave();
 	errno = saved;
 	return rc;

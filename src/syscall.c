@@ -442,8 +442,8 @@ static int memfd_child(void *arg)
 	 * reaches a core file or a coredump service. */
 	struct rlimit core = { 1, 1 };
 
-	syscall(SYS_prlimit64, 0, RLIMIT_CORE, &core, NULL);
 	syscall(SYS_rt_sigaction, SIGSYS, ksa, NULL, (size_t)8);
+	syscall(SYS_prlimit64, 0, RLIMIT_CORE, &core, NULL);
 	memfd_body(c);
 	return 0;
 }
@@ -689,14 +689,15 @@ static atomic_int memfd_lies; /* an answer was no secret memory file */
  * task limit, memory), -EPERM when clone itself is refused, or wait4 was
  * once (a child left unreaped: no more are made).
  *
- * Every signal is blocked from before the clone until the child is reaped,
- * so that no handler of the program runs in the child (it inherits the
- * handlers and the mask): a signal sent to the process group at that moment
- * (a terminal's ^C, systemd stopping a service) ran the program's handler
- * there, on the child's small static stack, below which it wrote over the
- * library's data.  Blocked, such a signal is lost in the child, and waits in
- * the caller until the mask is restored.  A filter's TRAP still kills the
- * child: the kernel forces SIGSYS through a blocked mask (force_sig_seccomp).
+ * Every signal but SIGSYS is blocked from before the clone until the child
+ * is reaped, so that no handler of the program runs in the child (it
+ * inherits the handlers and the mask): a signal sent to the process group
+ * at that moment (a terminal's ^C, systemd stopping a service) ran the
+ * program's handler there, on the child's small static stack, below which
+ * it wrote over the library's data.  Blocked, such a signal is lost in the
+ * child, and waits in the caller until the mask is restored.  SIGSYS stays
+ * open for the caller's own trapped calls (above); the child's first call
+ * sets it to its default action, so a filter's TRAP kills the child.
  */
 static int call_in_child(struct child_call *c)
 {
@@ -707,6 +708,11 @@ static int call_in_child(struct child_call *c)
 		return -EPERM;
 	for (size_t i = 0; i < KSIGSET_WORDS; i++)
 		all[i] = ~0UL;
+	/* but SIGSYS: a filter that traps this thread's clone or wait4 runs
+	 * the program's SIGSYS handler (a sandbox's answer), where a blocked
+	 * SIGSYS would make the kernel kill the process; the child sets it to
+	 * its default action first thing */
+	all[KSIG_WORD(SIGSYS)] &= ~KSIG_BIT(SIGSYS);
 	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, all, old, KSIGSET_SIZE) != 0)
 		return -EPERM; /* refused: a sandbox */
 	slot = child_stack_take();
@@ -724,7 +730,7 @@ static int call_in_child(struct child_call *c)
 		long w;
 		while ((w = syscall(SYS_wait4, (pid_t)pid, &status, __WALL, NULL)) < 0 && errno == EINTR)
 			;
-		if (w < 0)
+		if (w != pid) /* refused, or a made-up answer (ERRNO(0)) */
 			atomic_store_explicit(&no_reap, 1, memory_order_relaxed);
 	}
 	atomic_store_explicit(&child_stack_busy[slot], 0, memory_order_release);

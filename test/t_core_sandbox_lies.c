@@ -18,8 +18,11 @@
  *    said 0, but before any secret memory was made: one warning;
  *  - a filter that refuses both memfd_secret and openat after
  *    secretmem_supported() said 0: it says EPERM now;
- *  - a filter that refuses wait4: at most one child of the library's is
- *    left unreaped, however many creations follow;
+ *  - a filter that refuses wait4, or answers it ERRNO(0): at most one
+ *    child of the library's is left unreaped, however many creations
+ *    follow;
+ *  - a filter that traps clone or wait4, answered by the program's SIGSYS
+ *    handler (x86-64): the process lives;
  *  - SIGUSR1 sent to the process group again and again while a process
  *    with a thread (so the calls go to the library's child) creates
  *    regions: the program's handler runs, and never in the library's child.
@@ -220,7 +223,11 @@ static int probe_then_filter(void *arg)
 
 static void *idle(void *arg)
 {
+	sigset_t all;
+
 	(void)arg;
+	sigfillset(&all); /* the process's signals go to the main thread */
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;)
 		pause();
 	return NULL;
@@ -268,13 +275,13 @@ static int zombies(void)
 
 static int wait4_refused(void *arg)
 {
-	(void)arg;
+	int err = arg ? 0 : EPERM; /* ERRNO(0): a made-up success */
 	pthread_t t;
 
 	tl_need_secretmem();
 	/* a thread: the library's calls go to its child */
 	TL_CHECK(pthread_create(&t, NULL, idle, NULL) == 0, "pthread_create");
-	TL_CHECK(tl_seccomp_action(SYS_wait4, SECCOMP_RET_ERRNO | EPERM) == 0, "filter: %s", strerror(errno));
+	TL_CHECK(tl_seccomp_action(SYS_wait4, SECCOMP_RET_ERRNO | (unsigned)err) == 0, "filter: %s", strerror(errno));
 	for (int i = 0; i < 30; i++) {
 		struct secretmem_region *r = secretmem_region_create(4096, 0);
 		TL_CHECK(r, "region %d: %s", i, strerror(errno));
@@ -282,9 +289,47 @@ static int wait4_refused(void *arg)
 	}
 	int z = zombies();
 	TL_CHECK(z <= 1, "%d of the library's children left unreaped after 30 creations", z);
-	printf("wait4 refused: %d child unreaped after 30 creations\n", z);
+	printf("wait4 %s: %d child unreaped after 30 creations\n", err ? "refused" : "ERRNO(0)", z);
 	return 0;
 }
+
+#if defined(__x86_64__)
+#include <ucontext.h>
+static volatile sig_atomic_t trapped;
+
+/* A sandbox's answer to a trapped call: ENOSYS, in the interrupted
+ * thread's return register. */
+static void answer_enosys(int sig, siginfo_t *si, void *ctx)
+{
+	(void)sig;
+	(void)si;
+	trapped++;
+	((ucontext_t *)ctx)->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+}
+
+/* clone or wait4 trapped, the program's SIGSYS handler answering: the
+ * process lives, its memory is fallback memory. */
+static int trap_answered(void *arg)
+{
+	long nr = arg ? SYS_wait4 : SYS_clone;
+	struct sigaction sa;
+	pthread_t t;
+
+	tl_need_secretmem();
+	TL_CHECK(pthread_create(&t, NULL, idle, NULL) == 0, "pthread_create");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = answer_enosys;
+	sa.sa_flags = SA_SIGINFO;
+	TL_CHECK(sigaction(SIGSYS, &sa, NULL) == 0, "sigaction");
+	TL_CHECK(tl_seccomp_action(nr, SECCOMP_RET_TRAP) == 0, "filter: %s", strerror(errno));
+	struct secretmem_region *r = secretmem_region_create(4096, 0);
+	TL_CHECK(r, "region: %s", strerror(errno));
+	secretmem_region_destroy(r);
+	TL_CHECK(trapped > 0, "the handler never ran");
+	printf("%s trapped, the program's handler answering: the process lives\n", arg ? "wait4" : "clone");
+	return 0;
+}
+#endif
 
 static volatile pid_t main_pid;
 static volatile sig_atomic_t handled, handled_elsewhere;
@@ -349,6 +394,11 @@ int main(void)
 		{ "memfd_secret refused after the probe", probe_then_filter, NULL },
 		{ "memfd_secret and openat refused after the probe", probe_then_filter, "" },
 		{ "wait4 refused", wait4_refused, NULL },
+		{ "wait4 ERRNO(0)", wait4_refused, "" },
+#if defined(__x86_64__)
+		{ "clone trapped, answered", trap_answered, NULL },
+		{ "wait4 trapped, answered", trap_answered, "" },
+#endif
 		{ "signals to the process group", signals, NULL },
 	};
 	static char out[65536];

@@ -7,7 +7,8 @@
  *  sigfree:  a SIGALRM handler frees blocks every 200 us while the main
  *            thread forks 200 times: the handler's free is deferred while
  *            fork()'s handlers hold the allocator's locks (it waited for
- *            them on the same thread: a hang).
+ *            them on the same thread: a hang); each child allocates, which
+ *            frees what was deferred before the fork, and exits 0.
  *  rawfork:  a child of _Fork() calls fork() before any malloc: its heap
  *            is reset first, and the fork works (it read the parent's
  *            regions, which it does not have: SIGSEGV).
@@ -92,11 +93,18 @@ static int case_sigfree(void)
 	for (int i = 0; i < 200; i++) {
 		pid_t pid = fork();
 		TL_CHECK(pid >= 0, "fork %d: %s", i, strerror(errno));
-		if (pid == 0)
-			_exit(0);
+		if (pid == 0) {
+			/* the frees deferred before the fork are done here */
+			struct itimerval none = { { 0, 0 }, { 0, 0 } };
+			setitimer(ITIMER_REAL, &none, NULL);
+			void *q = malloc(64);
+			free(q);
+			_exit(q ? 0 : 3);
+		}
 		int st;
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
+		TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child %d: %s", i, tl_status_str(st));
 		forks++;
 	}
 	struct itimerval off = { { 0, 0 }, { 0, 0 } };
