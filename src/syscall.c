@@ -829,13 +829,18 @@ int sm_probe_said_secret(void)
 static atomic_long probe_sig = -2; /* seccomp signature when probed */
 
 /* What identifies the sandbox: the filter count (Linux 5.9+), else the
- * mode; -1 when /proc cannot tell (the result is then cached for good). */
+ * mode; -1 when /proc cannot tell (the result is then cached for good);
+ * SIG_TRANSIENT when the status file could not be read for want of a
+ * descriptor or memory, which says nothing of the sandbox. */
+#define SIG_TRANSIENT (-3)
 static long seccomp_signature(void)
 {
 	int mode;
 	long filters;
+	int rc = sm_seccomp_state(&mode, &filters);
 
-	sm_seccomp_state(&mode, &filters);
+	if (rc == -EMFILE || rc == -ENFILE || rc == -ENOMEM || rc == -EINTR)
+		return SIG_TRANSIENT;
 	if (filters >= 0)
 		return filters;
 	return mode >= 0 ? 1000000L + mode : -1;
@@ -891,8 +896,9 @@ SM_API int secretmem_supported(void)
 		return rc;
 	long sig = seccomp_signature();
 	/* nothing changed since the probe; a status that could be read then
-	 * and cannot now (a filter that refuses openat) is a change */
-	if (rc == 0 && sig == atomic_load(&probe_sig))
+	 * and cannot now (a filter that refuses openat) is a change, one that
+	 * could not be read for want of a descriptor is not */
+	if (rc == 0 && (sig == SIG_TRANSIENT || sig == atomic_load(&probe_sig)))
 		return 0;
 	/* two racing calls both probe; the answers agree */
 	rc = probe();

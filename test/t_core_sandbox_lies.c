@@ -199,6 +199,21 @@ static int open_fstatfs_zero(void *arg)
 	return 0;
 }
 
+/* No free descriptor after secretmem_supported() said 0: it still says 0
+ * (an unreadable status file for want of one is no new sandbox). */
+static int probe_then_nofd(void *arg)
+{
+	(void)arg;
+	tl_need_secretmem();
+	while (dup(2) >= 0)
+		;
+	TL_CHECK(errno == EMFILE, "dup: %s", strerror(errno));
+	int rc = secretmem_supported();
+	TL_CHECK(rc == 0, "secretmem_supported() = %d with no free descriptor, want 0", rc);
+	printf("no free descriptor after the probe: secretmem_supported() still says 0\n");
+	return 0;
+}
+
 static int probe_then_filter(void *arg)
 {
 	int openat_too = arg != NULL;
@@ -391,6 +406,7 @@ int main(void)
 		{ "memfd_secret ERRNO(0) after first use", memfd_zero, "" },
 		{ "ftruncate ERRNO(0)", truncate_zero, NULL },
 		{ "openat and fstatfs ERRNO(0)", open_fstatfs_zero, NULL },
+		{ "no free descriptor after the probe", probe_then_nofd, NULL },
 		{ "memfd_secret refused after the probe", probe_then_filter, NULL },
 		{ "memfd_secret and openat refused after the probe", probe_then_filter, "" },
 		{ "wait4 refused", wait4_refused, NULL },
