@@ -6,7 +6,8 @@
  * names the reason: a set-user-ID or set-group-ID program that changes the
  * IDs (secure-execution mode: the dynamic linker ignores LD_PRELOAD), a
  * statically linked program, and the same behind `#!` interpreters and
- * `#!/usr/bin/env NAME`.  With --allow-unprotected they run, after a
+ * `#!/usr/bin/env NAME`; and any program when the module's own path holds
+ * a space or a colon, which LD_PRELOAD cannot carry.  With --allow-unprotected they run, after a
  * warning saying nothing of them will be protected.  A program with file
  * capabilities run by root is not in secure-execution mode: it is accepted,
  * and the module really loads (--report says so at exit).  An ordinary
@@ -138,6 +139,16 @@ int main(void)
 	} else {
 		printf("cc -static not available: static program not built\n");
 	}
+	/* the tool and its module in a directory whose name has a space:
+	 * LD_PRELOAD cannot carry the path, so the program is refused (it
+	 * ran without the module, silently) */
+	TL_CHECK(rig_sh("cd '%s' && mkdir -p 'sp ace' && cp '%s' '%s' 'sp ace/'", dir, tool, rig_preload()) == 0,
+		 "cannot copy the tool");
+	int st = rig_sh("cd '%s' && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 './sp ace/secretmem' exec "
+			"-- /bin/true > '%s' 2>&1", dir, out);
+	rig_cat(out);
+	TL_CHECK(st == 125 && rig_file_has(out, "holds a space or a colon"),
+		 "a module path with a space: exit %d, want 125 and the reason", st);
 	TL_CHECK(tool_run("--allow-unprotected -- ./sg-true", out) == 0 &&
 		 rig_file_has(out, "nothing of it will be protected: ./sg-true is set-group-ID"),
 		 "--allow-unprotected with a set-group-ID program");

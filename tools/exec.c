@@ -333,6 +333,20 @@ int cmd_exec(int argc, char **argv)
 			self_dir, SECRETMEM_PKGLIBDIR);
 		return EXIT_NOT_FOUND;
 	}
+	/* LD_PRELOAD splits at spaces and colons, with no way to quote them:
+	 * the dynamic linker would look for the pieces of this path, find
+	 * none, and run the program without the module */
+	if (strpbrk(preload, " :\t\n")) {
+		if (!allow) {
+			fprintf(stderr, "secretmem: exec: refusing to run %s: the module's path \"%s\" holds a space or a "
+				"colon, which LD_PRELOAD cannot carry, so nothing of it would be protected (install "
+				"secretmem in a directory without them; --allow-unprotected runs it anyway)\n",
+				argv[i], preload);
+			return EXIT_REFUSED;
+		}
+		fprintf(stderr, "secretmem: exec: warning: %s: nothing of it will be protected: the module's path "
+			"holds a space or a colon, which LD_PRELOAD cannot carry\n", argv[i]);
+	}
 
 	if (strcmp(mode, "off") != 0 && find_in_path(argv[i], target, sizeof(target)) == 0 &&
 	    cannot_enter(target, why, sizeof(why), 0)) {
