@@ -96,7 +96,16 @@ static void describe(char *out, size_t len, size_t num, int err, int used_up)
 
 	memset(&st, 0, sizeof(st));
 	secretmem_stats(&st);
-	if (!cap && lim != RLIM_INFINITY)
+	if (err == EPERM || err == ENOSYS)
+		/* no memory limit at all: SECRETMEM_REQUIRE=1 and no secret
+		 * memory (the library's fallback would have served) */
+		snprintf(out, len,
+			 "secret memory refused %zu bytes: memfd_secret(2) is not usable here (%s: %s) and "
+			 "SECRETMEM_REQUIRE=1 forbids the library's locked fallback memory",
+			 num, strerror(err),
+			 err == ENOSYS ? "not in this kernel, or a seccomp filter answers ENOSYS"
+				       : "a seccomp filter or a security module refuses it");
+	else if (!cap && lim != RLIM_INFINITY)
 		snprintf(out, len,
 			 "secret memory refused %zu bytes: the memory-lock limit RLIMIT_MEMLOCK = %llu bytes "
 			 "%s (%llu bytes locked by this process, %zu of them secret memory; "
@@ -177,8 +186,9 @@ void *pl_secret_malloc(size_t num, int secure_heap)
 	__atomic_store_n(&degraded, 1, __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL)) {
 		describe(cause, sizeof(cause), num, err, 1);
-		snprintf(msg, sizeof(msg), "%s; OpenSSL allocations use ordinary memory until secret memory "
-			 "is freed or the limit is raised", cause);
+		snprintf(msg, sizeof(msg), "%s; OpenSSL allocations use ordinary memory%s", cause,
+			 err == EPERM || err == ENOSYS ? ", neither locked nor kept out of core dumps"
+						       : " until secret memory is freed or the limit is raised");
 		pl_warn(msg);
 	}
 	errno = err;

@@ -17,9 +17,15 @@
  *     memory, the next small block is secret;
  *   - as root (CAP_IPC_LOCK) with an address-space limit just above what it
  *     uses: the warning says it is not the memory-lock limit, and names the
- *     limit that is.
+ *     limit that is;
+ *   - under a seccomp filter that refuses memfd_secret, with
+ *     SECRETMEM_REQUIRE=1: the warning says that, not the limit.
  */
+#include <errno.h>
+#include <linux/seccomp.h>
 #include <stdio.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include "probe.h"
 #include "scan.h"
 #include "tlib.h"
@@ -65,6 +71,24 @@ static void exhaust(const char *mode, int big)
 	}
 }
 
+/* memfd_secret refused by a filter, SECRETMEM_REQUIRE=1: the warning says
+ * so (it named the memory-lock limit, or the kernel). */
+static int require_refused(void *arg)
+{
+	char log[300];
+	const char *args[] = { "sizemax", NULL };
+
+	(void)arg;
+	snprintf(log, sizeof(log), "%s/require.log", rig_tmpdir());
+	TL_CHECK(tl_seccomp_action(SYS_memfd_secret, SECCOMP_RET_ERRNO | EPERM) == 0, "filter");
+	probe_run("secure", "SECRETMEM_REQUIRE=1", 0, log, args);
+	rig_cat(log);
+	TL_CHECK(rig_file_has(log, "memfd_secret(2) is not usable here (Operation not permitted") &&
+		 rig_file_has(log, "SECRETMEM_REQUIRE=1 forbids"), "the warning does not state the true cause");
+	TL_CHECK(!rig_file_has(log, "memory-lock limit"), "the warning blames the memory-lock limit");
+	return 0;
+}
+
 static void asrefuse(const char *mode)
 {
 	char log[300];
@@ -92,6 +116,8 @@ int main(void)
 	exhaust("all", 1);
 	if (!rig_preload_sanitizer()) /* the sanitizer runtime reserves address space */
 		asrefuse("secure");
+	int st = tl_run_child(require_refused, NULL, NULL, 0);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SECRETMEM_REQUIRE=1 under a filter: %s", tl_status_str(st));
 	printf("impossible requests change nothing; refusals state their cause and end when memory is back\n");
 	return 0;
 }
