@@ -262,10 +262,10 @@ int case_no_fd(struct case_result *r)
 			return case_fail(r, "secretmem_region_create: %s", ENAME());
 	}
 	for (size_t i = 0; i < 8; i++) {
-		blk[i] = secretmem_malloc(24 + i * 1000);
+		blk[i] = secretmem_malloc(24 + i * 8);
 		if (!blk[i])
 			return case_fail(r, "secretmem_malloc: %s", ENAME());
-		memset(blk[i], 0x5a, 24 + i * 1000);
+		memset(blk[i], 0x5a, 24 + i * 8);
 	}
 	secret = cli_is_secret_mapping(secretmem_region_data(rg[0]));
 	if (secret != 1)

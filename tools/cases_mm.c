@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -445,6 +446,13 @@ int case_memcg(struct case_result *r)
 
 	if (geteuid() != 0)
 		return case_skip(r, "creating a child memory cgroup needs root");
+	/* root without CAP_IPC_LOCK (a bounding set without it) meets its
+	 * memory-lock limit like anyone: the 1 MiB mapping must fit in it */
+	struct rlimit ml;
+	if (cli_has_cap_ipc_lock() == 0 && getrlimit(RLIMIT_MEMLOCK, &ml) == 0 && ml.rlim_cur != RLIM_INFINITY &&
+	    ml.rlim_cur < 2 * (rlim_t)MEMCG_BYTES)
+		return case_skip(r, "without CAP_IPC_LOCK the memory-lock limit (%llu bytes) leaves no room for "
+				 "the case's %u-byte mapping", (unsigned long long)ml.rlim_cur, MEMCG_BYTES);
 	/* cgroup v2: a child of the root cgroup, if the root delegates memory
 	 * (a child of our own cgroup would break the no-internal-process rule) */
 	if (cgroup_mount(1, mnt, sizeof(mnt)) == 0) {
