@@ -244,7 +244,9 @@ static void not_usable_reason(int err, const struct env *e, char *buf, size_t si
 			 cli_strerror(err));
 	else if (err == EPERM)
 		snprintf(buf, size, "memfd_secret fails with %s: refused by a seccomp filter "
-			 "(seccomp mode: %s) or a security module", cli_strerror(err),
+			 "(seccomp mode: %s) or a security module; under a filter libsecretmem makes the call "
+			 "in a short-lived child, so a filter that refuses clone(2) or wait4(2) refuses it "
+			 "too (secretmem_supported(3))", cli_strerror(err),
 			 seccomp_text(e->seccomp));
 	else
 		snprintf(buf, size, "memfd_secret fails with %s", cli_strerror(err));
