@@ -2,9 +2,12 @@
 /* Copyright (c) 2026 the secretmem authors */
 /*
  * t_cli_usage.c - usage errors exit 64 with a usage text on stderr;
- * --version prints SECRETMEM_VERSION_STRING; --help and `help` exit 0.
+ * --version prints SECRETMEM_VERSION_STRING; --help and `help` exit 0;
+ * output that cannot be written (/dev/full) exits 74.
  */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "secretmem.h"
 #include "cli_run.h"
@@ -46,5 +49,17 @@ int main(void)
 	expect(help_cmd, 0, "check [--json]", "help");
 	expect(check_help, 0, "usage: secretmem check", "check --help");
 	expect(status_help, 0, "usage: secretmem status", "status --help");
+
+	/* output that cannot be written (a full disk): exit 74, never 0 */
+	static const char *const full[] = { "--version", "status", "status --json", "check --case flags" };
+	char cmd[PATH_MAX + 100], tool[PATH_MAX];
+	TL_CHECK(realpath(tl_build_path("secretmem"), tool), "the secretmem tool is not built");
+	for (size_t i = 0; i < sizeof(full) / sizeof(full[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "'%s' %s > /dev/full 2>/dev/null", tool, full[i]);
+		int st = system(cmd);
+		TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 74, "secretmem %s > /dev/full: %s, expected exit 74",
+			 full[i], tl_status_str(st));
+		printf("secretmem %s > /dev/full: exit 74 ok\n", full[i]);
+	}
 	return TL_PASS;
 }

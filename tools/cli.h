@@ -27,6 +27,7 @@
 #define CLI_EXIT_USAGE 64
 #define CLI_EXIT_UNAVAILABLE 69
 #define CLI_EXIT_OSERR 71
+#define CLI_EXIT_IOERR 74       /* the output could not be written */
 
 /* memfd_secret(2) number: headers first, else 447 where the call is wired. */
 #include <sys/syscall.h>

@@ -7,6 +7,7 @@
  * See secretmem(1).  Uses libsecretmem only through include/secretmem.h.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "secretmem.h"
@@ -46,6 +47,17 @@ __attribute__((weak)) int cmd_exec(int argc, char **argv)
 	return CLI_EXIT_UNAVAILABLE;
 }
 
+/* rc, or CLI_EXIT_IOERR when the output could not be written (a full
+ * disk would leave a truncated report behind an exit status of success). */
+static int written(int rc)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "secretmem: cannot write the output: %s\n", strerror(errno));
+		return CLI_EXIT_IOERR;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -57,16 +69,16 @@ int main(int argc, char **argv)
 	cmd = argv[1];
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
-		return CLI_EXIT_OK;
+		return written(CLI_EXIT_OK);
 	}
 	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
 		printf("secretmem %s\n", secretmem_version());
-		return CLI_EXIT_OK;
+		return written(CLI_EXIT_OK);
 	}
 	if (strcmp(cmd, "check") == 0)
-		return cmd_check(argc - 1, argv + 1);
+		return written(cmd_check(argc - 1, argv + 1));
 	if (strcmp(cmd, "status") == 0)
-		return cmd_status(argc - 1, argv + 1);
+		return written(cmd_status(argc - 1, argv + 1));
 	if (strcmp(cmd, "exec") == 0)
 		return cmd_exec(argc - 1, argv + 1);
 	if (strcmp(cmd, "internal-probe-fd") == 0)
