@@ -6,8 +6,12 @@
  * names the reason: a set-user-ID or set-group-ID program that changes the
  * IDs (secure-execution mode: the dynamic linker ignores LD_PRELOAD), a
  * statically linked program, and the same behind `#!` interpreters and
- * `#!/usr/bin/env NAME`; and any program when the module's own path holds
- * a space or a colon, which LD_PRELOAD cannot carry.  With --allow-unprotected they run, after a
+ * `#!/usr/bin/env NAME`, and found through an empty PATH (the current
+ * directory); and any program when the module's own path holds a space or
+ * a colon, which LD_PRELOAD cannot carry.  Not refused: a set-user-ID
+ * script (the kernel ignores its bits), a set-ID program under
+ * no_new_privs; an execute-only program exec cannot read gets a warning
+ * that it cannot tell.  With --allow-unprotected they run, after a
  * warning saying nothing of them will be protected.  A program with file
  * capabilities run by root is not in secure-execution mode: it is accepted,
  * and the module really loads (--report says so at exit).  An ordinary
@@ -132,6 +136,28 @@ int main(void)
 		   "2>/dev/null && printf '#!/usr/bin/env static-prog\\n' > via-env && chmod 755 via-env", dir) == 0) {
 		refused("-- ./static-prog", "static-prog is statically linked");
 		refused("-- ./via-env", "static-prog is statically linked");
+		/* an empty PATH is the current directory, as for execvp() */
+		int st0 = rig_sh("cd '%s' && PATH= ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 '%s' exec "
+				 "-- static-prog > '%s' 2>&1", dir, tool, out);
+		rig_cat(out);
+		TL_CHECK(st0 == 125 && rig_file_has(out, "is statically linked"),
+			 "PATH= and a static program in the current directory: exit %d, want 125", st0);
+		/* execute-only (0711), run by a user who cannot read it: a
+		 * warning that exec cannot tell (it ran, silently) */
+		if (rig_sh("setpriv --reuid=65534 --regid=65534 --clear-groups test -x '%s'", tool) == 0 &&
+		    rig_sh("mkdir -p /tmp/secretmem-x.%d && chmod 755 /tmp/secretmem-x.%d && cp '%s/static-prog' "
+			   "/tmp/secretmem-x.%d/ && chmod 0711 /tmp/secretmem-x.%d/static-prog", (int)getpid(),
+			   (int)getpid(), dir, (int)getpid(), (int)getpid()) == 0) {
+			int st1 = rig_sh("cd /tmp/secretmem-x.%d && setpriv --reuid=65534 --regid=65534 --clear-groups "
+					 "'%s' exec -- ./static-prog > '%s.x' 2>&1; s=$?; cat '%s.x' > '%s'; rm -rf "
+					 "/tmp/secretmem-x.%d '%s.x'; exit $s", (int)getpid(), tool, out, out, out,
+					 (int)getpid(), out);
+			rig_cat(out);
+			TL_CHECK(st1 == 3 && rig_file_has(out, "cannot be read") && rig_file_has(out, "cannot tell"),
+				 "an execute-only static program: exit %d, want 3 after a warning", st1);
+		} else {
+			printf("uid 65534 cannot run the tool here: the execute-only case is left out\n");
+		}
 		TL_CHECK(tool_run("--allow-unprotected -- ./static-prog", out) == 3, "--allow-unprotected: not run");
 		rig_cat(out);
 		TL_CHECK(rig_file_has(out, "warning: ./static-prog: nothing of it will be protected") &&
@@ -139,6 +165,16 @@ int main(void)
 	} else {
 		printf("cc -static not available: static program not built\n");
 	}
+	/* the kernel ignores a script's set-ID bits, and every set-ID bit under
+	 * no_new_privs: no secure-execution mode, the module loads */
+	TL_CHECK(rig_sh("cd '%s' && printf '#!/bin/sh\\nexit 0\\n' > su-script && chown 65534 su-script && "
+			"chmod 4755 su-script", dir) == 0, "cannot make the set-user-ID script");
+	TL_CHECK(tool_run("-- ./su-script", out) == 0, "a set-user-ID script was refused");
+	rig_cat(out);
+	TL_CHECK(rig_sh("cd '%s' && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv --no-new-privs "
+			"'%s' exec -- ./su-true > '%s' 2>&1", dir, tool, out) == 0,
+		 "a set-user-ID program under no_new_privs was refused");
+	rig_cat(out);
 	/* the tool and its module in a directory whose name has a space:
 	 * LD_PRELOAD cannot carry the path, so the program is refused (it
 	 * ran without the module, silently) */

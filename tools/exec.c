@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
@@ -162,9 +163,10 @@ static int find_in_path(const char *name, char *out, size_t outlen)
 
 	if (strchr(name, '/'))
 		return (size_t)snprintf(out, outlen, "%s", name) < outlen ? 0 : -1;
-	if (!path || !*path)
+	if (!path)
 		path = "/usr/local/bin:/bin:/usr/bin";
-	for (const char *p = path; *p;) {
+	/* an empty element, and an empty PATH, is the current directory */
+	for (const char *p = path;; p++) {
 		size_t l = strcspn(p, ":");
 		struct stat st;
 
@@ -172,48 +174,66 @@ static int find_in_path(const char *name, char *out, size_t outlen)
 		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
 			return 0;
 		p += l;
-		if (*p == ':')
-			p++;
+		if (!*p)
+			break;
 	}
 	return -1;
 }
 
 /*
  * Why the dynamic linker would not load the module into path (one line into
- * why), or 0 when it would.  Follows #! interpreters up to depth 4, as the
- * kernel does.  Unknown formats pass: execve() decides.
+ * why): 1; or 0 when it would; or CANNOT_TELL (why says so) when path
+ * cannot be read to tell.  Follows #! interpreters up to depth 4, as the
+ * kernel does.  Unknown formats pass: execve() decides.  The kernel ignores
+ * a script's own set-ID bits, and every set-ID bit and file capability
+ * under no_new_privs (PR_SET_NO_NEW_PRIVS: no secure-execution mode).
  */
+#define CANNOT_TELL 2
 static int cannot_enter(const char *path, char *why, size_t len, int depth)
 {
 	unsigned char hdr[256];
 	struct stat st;
 	struct statvfs vfs;
-	ssize_t n;
+	ssize_t n = -1;
 	int fd;
 
 	if (depth > 4 || stat(path, &st) != 0)
 		return 0;
-	int nosuid = statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	int open_err = errno;
+	if (fd >= 0)
+		n = read(fd, hdr, sizeof(hdr) - 1);
+	int script = n >= 2 && hdr[0] == '#' && hdr[1] == '!';
+	int nosuid = script || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ||
+		     (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID));
 	if (!nosuid && (st.st_mode & S_ISUID) && st.st_uid != getuid()) {
+		if (fd >= 0)
+			close(fd);
 		snprintf(why, len, "%s is set-user-ID (owner uid %u): the dynamic linker runs it in secure-execution "
 			 "mode and ignores LD_PRELOAD", path, (unsigned)st.st_uid);
 		return 1;
 	}
 	if (!nosuid && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid()) {
+		if (fd >= 0)
+			close(fd);
 		snprintf(why, len, "%s is set-group-ID (group gid %u): the dynamic linker runs it in "
 			 "secure-execution mode and ignores LD_PRELOAD", path, (unsigned)st.st_gid);
 		return 1;
 	}
 	if (!nosuid && getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0) {
+		if (fd >= 0)
+			close(fd);
 		snprintf(why, len, "%s has file capabilities: run by a user other than root it runs in "
 			 "secure-execution mode and the dynamic linker ignores LD_PRELOAD", path);
 		return 1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, hdr, sizeof(hdr) - 1);
-	if (n >= 2 && hdr[0] == '#' && hdr[1] == '!') {
+	if (fd < 0) {
+		/* execute-only (mode 0711): the kernel runs it, we cannot look */
+		snprintf(why, len, "%s cannot be read (%s), so exec cannot tell whether the module can enter it "
+			 "(a statically linked program would run unprotected)", path, strerror(open_err));
+		return CANNOT_TELL;
+	}
+	if (script) {
 		char interp[PATH_MAX], arg[PATH_MAX], found[PATH_MAX];
 		char *line = (char *)hdr + 2, *end;
 
@@ -348,8 +368,11 @@ int cmd_exec(int argc, char **argv)
 			"holds a space or a colon, which LD_PRELOAD cannot carry\n", argv[i]);
 	}
 
-	if (strcmp(mode, "off") != 0 && find_in_path(argv[i], target, sizeof(target)) == 0 &&
-	    cannot_enter(target, why, sizeof(why), 0)) {
+	int enter = strcmp(mode, "off") != 0 && find_in_path(argv[i], target, sizeof(target)) == 0
+			    ? cannot_enter(target, why, sizeof(why), 0) : 0;
+	if (enter == CANNOT_TELL) {
+		fprintf(stderr, "secretmem: exec: warning: %s\n", why);
+	} else if (enter) {
 		if (!allow) {
 			fprintf(stderr, "secretmem: exec: refusing to run %s: %s, so nothing of it would be "
 				"protected (--allow-unprotected runs it anyway; secretmem-preload(7) says how a "
