@@ -135,12 +135,17 @@ __attribute__((destructor)) static void preload_report(void)
 	pl_libs_report();
 	if (pl_mode() == PL_MODE_OFF)
 		return;
-	say("secure heap: %lu blocks in secret memory, %lu in ordinary memory",
-	    __atomic_load_n(&pl_count[0], __ATOMIC_RELAXED), __atomic_load_n(&pl_count[1], __ATOMIC_RELAXED));
+	/* the library's memory: secret memory, or its locked fallback where
+	 * memfd_secret(2) was not usable (the backend line says which) */
+	int got = secretmem_stats(&st) == 0;
+	const char *lib = got && st.backend == SECRETMEM_BACKEND_FALLBACK ? "libsecretmem's locked fallback memory"
+									  : "secret memory";
+	say("secure heap: %lu blocks in %s, %lu in ordinary memory", __atomic_load_n(&pl_count[0], __ATOMIC_RELAXED),
+	    lib, __atomic_load_n(&pl_count[1], __ATOMIC_RELAXED));
 	if (pl_mode() == PL_MODE_ALL)
-		say("OPENSSL_malloc: %lu blocks in secret memory, %lu in ordinary memory",
-		    __atomic_load_n(&pl_count[2], __ATOMIC_RELAXED), __atomic_load_n(&pl_count[3], __ATOMIC_RELAXED));
-	if (secretmem_stats(&st) == 0)
+		say("OPENSSL_malloc: %lu blocks in %s, %lu in ordinary memory",
+		    __atomic_load_n(&pl_count[2], __ATOMIC_RELAXED), lib, __atomic_load_n(&pl_count[3], __ATOMIC_RELAXED));
+	if (got)
 		say("secret memory: backend %s, %zu bytes mapped, %zu pages faulted in over the run",
 		    secretmem_backend_name(st.backend), st.bytes_mapped, st.pages_faulted);
 }
