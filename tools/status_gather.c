@@ -109,6 +109,21 @@ static int scan_maps(struct scan *sc, pid_t pid, struct status_holder *h, struct
 		char perms[8];
 		int name_at = 0;
 
+		/*
+		 * A line longer than the buffer is a header with a long path,
+		 * which anyone can choose: its tail, read as a line of its
+		 * own, would be a header whose device and name the owner of
+		 * the path wrote.  Skip to the end of the line.  The mapping
+		 * itself is no secretmem file (that name is short), so the
+		 * Size and Rss lines that follow are not counted either.
+		 */
+		if (!strchr(line, '\n') && !feof(f)) {
+			int c;
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			in = 0;
+			continue;
+		}
 		if (sscanf(line, "%lx-%lx %7s %llx %x:%x %llu %n", &start, &end, perms, &off,
 			   &major_nr, &minor_nr, &ino, &name_at) >= 7 && name_at > 0) {
 			char *name = line + name_at;
