@@ -10,10 +10,17 @@
  *     (it was, as a holder of secret memory);
  *   - the same file mapped right after a real secretmem mapping: the holder
  *     is listed with that one mapping and its bytes only, not the file's
- *     (the Size lines after the long line are not the secret mapping's).
+ *     (the Size lines after the long line are not the secret mapping's);
+ *   - escape sequences in the texts a process writes itself reach the
+ *     terminal escaped (\xNN), as its name does: SECRETMEM_OPENSSL of its
+ *     environment, shown as the preload module's mode, and the reason of a
+ *     heap module figures page (an inactive module's), shown on the "heap:"
+ *     line of a holder and on the "heap mode without secret memory:" line
+ *     of a process that holds none.  They reached it raw.
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +30,20 @@
 #include <sys/sysmacros.h>
 #include "secretmem.h"
 #include "cli_run.h"
+#include "../heap/heapstats.h"
 
 /* `secretmem status` reads smaps lines into 4096 bytes: fgets() returns
  * 4095 characters of a longer line, and the rest as the next line. */
 #define SPLIT_AT 4095
 #define FILE_PAGES 16
 
+/* escape sequences that clear the screen, set a colour, set the title */
+#define ESC_MODE "\033[31mX\033[0m"
+#define ESC_REASON "x\033[2J\033]0;title\007\033[0m"
+
 static char base[64];
 static char long_path[4200];
-static pid_t kids[2];
+static pid_t kids[4];
 
 static void cleanup(void)
 {
@@ -155,13 +167,67 @@ static pid_t start(int secret)
 	return pid;
 }
 
-int main(void)
+/*
+ * "escape" mode, the program of a process started with ESC_MODE as its
+ * SECRETMEM_OPENSSL: publishes a heap module figures page with ESC_REASON,
+ * maps the preload module (a file of that name is all status looks for)
+ * and, if secret is "1", holds a secretmem fd.
+ */
+static int escape(const char *preload, const char *secret)
+{
+	int fd = memfd_create(SM_HEAP_STATS_NAME, MFD_CLOEXEC), pfd = open(preload, O_RDONLY | O_CLOEXEC);
+	struct sm_heap_stats *s;
+	char c = 'x';
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (fd >= 0 && pfd >= 0 && ftruncate(fd, sysconf(_SC_PAGESIZE)) == 0 &&
+	    (s = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) != MAP_FAILED &&
+	    mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_PRIVATE, pfd, 0) != MAP_FAILED) {
+		s->magic = SM_HEAP_STATS_MAGIC;
+		s->size = sizeof(*s);
+		s->state = SM_HEAP_INACTIVE;
+		snprintf(s->reason, sizeof(s->reason), "%s", ESC_REASON);
+		c = strcmp(secret, "1") != 0 || secretmem_memfd(0) >= 0 ? 'r' : 'x';
+	}
+	if (write(3, &c, 1) != 1)
+		return 1;
+	for (;;)
+		pause();
+}
+
+static pid_t start_escape(const char *self, const char *preload, const char *secret)
+{
+	char *env[] = { "SECRETMEM_OPENSSL=" ESC_MODE, NULL };
+	char *args[] = { (char *)(uintptr_t)self, "escape", (char *)(uintptr_t)preload,
+			 (char *)(uintptr_t)secret, NULL };
+	int p[2];
+	char c;
+
+	TL_CHECK(pipe(p) == 0, "pipe");
+	fflush(NULL);
+	pid_t pid = fork();
+	TL_CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		dup2(p[1], 3);
+		execve(self, args, env);
+		_exit(127);
+	}
+	close(p[1]);
+	TL_CHECK(read(p[0], &c, 1) == 1 && c == 'r', "the escape process could not start");
+	close(p[0]);
+	return pid;
+}
+
+int main(int argc, char **argv)
 {
 	static char out[1 << 20];
 	char *json[] = { NULL, "status", "--json", NULL };
-	char gone[32], want[64];
+	char *text[] = { NULL, "status", NULL };
+	char gone[32], want[512], self[1024], preload[4096];
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
+	if (argc == 4 && strcmp(argv[1], "escape") == 0)
+		return escape(argv[2], argv[3]);
 	tl_need_secretmem();
 	atexit(cleanup);
 	make_long_file();
@@ -177,6 +243,26 @@ int main(void)
 	int ok = json_ok(py);
 	unlink(file);
 	TL_CHECK(ok, "a fake header in a long path was taken for secret memory:\n%s", out);
+
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	TL_CHECK(n > 0 && n < (ssize_t)sizeof(self) - 1, "readlink /proc/self/exe");
+	self[n] = '\0';
+	TL_CHECK(realpath(tl_build_path("libsecretmem-preload.so"), preload) != NULL,
+		 "no %s (make builds it)", tl_build_path("libsecretmem-preload.so"));
+	kids[2] = start_escape(self, preload, "1");
+	kids[3] = start_escape(self, preload, "0");
+	st = run_cli(text, out, sizeof(out), 0, NULL);
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status: %s", tl_status_str(st));
+	TL_CHECK(strpbrk(out, "\033\007") == NULL, "an escape sequence of another process reached the output");
+	TL_CHECK(strstr(out, "\n         libsecretmem: preload module (SECRETMEM_OPENSSL=\\x1b[31mX\\x1b[0m)\n"),
+		 "the preload module's mode is not shown escaped");
+	TL_CHECK(strstr(out, "\n         heap: inactive (x\\x1b[2J\\x1b]0;title\\x07\\x1b[0m): "),
+		 "the heap module's reason is not shown escaped on a holder's heap line");
+	snprintf(want, sizeof(want), "heap mode without secret memory: %d t_cli_status_sp (", (int)kids[3]);
+	char *at = strstr(out, want);
+	TL_CHECK(at && strstr(at, "): inactive (x\\x1b[2J\\x1b]0;title\\x07\\x1b[0m): "),
+		 "the heap module's reason is not shown escaped for a process without secret memory");
 
 	cleanup();
 	return TL_PASS;

@@ -7,9 +7,10 @@
  * collector.
  *
  * Each renderer only reads the struct status_report that status_gather()
- * filled: nothing here looks at /proc or at this process.  Text and labels
- * are made safe for a terminal or a metrics file (a process name can hold
- * any byte); json.c escapes the JSON strings.
+ * filled: nothing here looks at /proc or at this process.  Every text taken
+ * from another process (its name, command line, environment, the reasons
+ * its module pages give) is made safe for a terminal or a metrics file: it
+ * can hold any byte; json.c escapes the JSON strings.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -211,7 +212,7 @@ static void render_visibility(const struct status_report *r, FILE *out)
 
 void status_render_text(const struct status_report *r, FILE *out)
 {
-	char buf[2048], mode[160];
+	char buf[2048], mode[160], heap[1024];
 
 	render_verdict(r, out);
 	if (r->n) {
@@ -228,9 +229,13 @@ void status_render_text(const struct status_report *r, FILE *out)
 			if (p->container[0])
 				fprintf(out, "         container: %s\n", printable(p->container, buf,
 										sizeof(buf)));
-			fprintf(out, "         libsecretmem: %s\n", lib_mode(p, mode, sizeof(mode)));
+			/* the mode comes from the process's environment, the heap
+			 * figures' reason from its memory: both its own to write */
+			fprintf(out, "         libsecretmem: %s\n",
+				printable(lib_mode(p, mode, sizeof(mode)), buf, sizeof(buf)));
 			if (p->heap_page)
-				fprintf(out, "         heap: %s\n", heap_text(p, buf, sizeof(buf)));
+				fprintf(out, "         heap: %s\n",
+					printable(heap_text(p, heap, sizeof(heap)), buf, sizeof(buf)));
 			if (p->lib_env[0])
 				fprintf(out, "         environment: %s\n",
 					printable(p->lib_env, buf, sizeof(buf)));
@@ -245,8 +250,10 @@ void status_render_text(const struct status_report *r, FILE *out)
 	}
 	for (size_t i = 0; i < r->heap_n; i++) {
 		const struct status_holder *p = &r->heap_only[i];
+		char figures[sizeof(heap) * 4 + 1];
 		fprintf(out, "heap mode without secret memory: %d %s (%s): %s\n", (int)p->pid,
-			printable(p->comm, buf, sizeof(buf)), p->user, heap_text(p, mode, sizeof(mode)));
+			printable(p->comm, buf, sizeof(buf)), p->user,
+			printable(heap_text(p, heap, sizeof(heap)), figures, sizeof(figures)));
 	}
 	for (size_t i = 0; i < r->unprot_n; i++) {
 		const struct status_holder *p = &r->unprot[i];
