@@ -12,6 +12,14 @@
  * secretmem file itself, by the device of the secretmem mount, so a deleted
  * ordinary file that happens to be called /secretmem is not counted.
  *
+ * The files of /proc/PID are the leader thread's view.  The threads share
+ * the mappings (one mm), but a leader that called pthread_exit() while
+ * other threads live is a zombie whose smaps, fd, mem, cmdline and environ
+ * read empty; and a thread that called unshare(CLONE_FILES) has an fd
+ * table of its own.  So the mm is read through a live thread when the
+ * leader shows none, and every distinct fd table through
+ * /proc/PID/task/TID/fd.
+ *
  * For each holder: its command line, user, systemd unit or container, bytes,
  * fds and what can be seen from outside of libsecretmem (the shared library
  * or the preload module mapped, SECRETMEM_* variables of the initial
@@ -26,6 +34,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -33,7 +42,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/capability.h>
+#include <linux/kcmp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,10 +53,12 @@
 #include "status.h"
 
 /* The secretmem files seen, by device and inode: a file mapped twice, or
- * mapped and open, is one file. */
+ * mapped and open, is one file.  The same set type keeps descriptors by
+ * number too (fd >= 0), so that one read through two threads is one. */
 struct file_id {
 	dev_t dev;
 	ino_t ino;
+	int fd;                      /* -1 in a set of files */
 };
 
 struct file_set {
@@ -54,10 +67,10 @@ struct file_set {
 };
 
 /* Adds id unless present; returns 1 if added, 0 if present, -ENOMEM. */
-static int set_add(struct file_set *s, dev_t dev, ino_t ino)
+static int set_add(struct file_set *s, dev_t dev, ino_t ino, int fd)
 {
 	for (size_t i = 0; i < s->n; i++)
-		if (s->v[i].dev == dev && s->v[i].ino == ino)
+		if (s->v[i].dev == dev && s->v[i].ino == ino && s->v[i].fd == fd)
 			return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
@@ -67,7 +80,7 @@ static int set_add(struct file_set *s, dev_t dev, ino_t ino)
 		s->v = v;
 		s->cap = cap;
 	}
-	s->v[s->n++] = (struct file_id){ dev, ino };
+	s->v[s->n++] = (struct file_id){ dev, ino, fd };
 	return 1;
 }
 
@@ -82,22 +95,27 @@ struct scan {
 	struct file_set all;         /* the files of all holders */
 };
 
+/* Room for "/proc/PID/task/TID", the directory the memory of a process is
+ * read through. */
+#define MM_SIZE 40
+
 static int is_secretmem_path(const char *s)
 {
 	return strcmp(s, CLI_SECRETMEM_NAME) == 0;
 }
 
 /*
- * Reads /proc/PID/smaps into h.  Returns 0, -EACCES/-EPERM when not
- * allowed, -ENOENT when the process is gone.
+ * Reads the smaps of mm (/proc/PID or /proc/PID/task/TID) into h.  Returns
+ * the number of mappings (0: no mm, a kernel thread or a zombie leader),
+ * -EACCES/-EPERM when not allowed, -ENOENT when the process is gone.
  */
-static int scan_maps(struct scan *sc, pid_t pid, struct status_holder *h, struct file_set *files)
+static int scan_maps(struct scan *sc, const char *mm, struct status_holder *h, struct file_set *files)
 {
 	char path[64], line[4096];
 	FILE *f;
-	int in = 0;
+	int in = 0, n = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	snprintf(path, sizeof(path), "%s/smaps", mm);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
@@ -128,6 +146,7 @@ static int scan_maps(struct scan *sc, pid_t pid, struct status_holder *h, struct
 			   &major_nr, &minor_nr, &ino, &name_at) >= 7 && name_at > 0) {
 			char *name = line + name_at;
 			name[strcspn(name, "\n")] = '\0';
+			n++;
 			const char *base = strrchr(name, '/');
 			base = base ? base + 1 : name;
 			if (strncmp(base, "libsecretmem-preload.so", 23) == 0) {
@@ -146,7 +165,7 @@ static int scan_maps(struct scan *sc, pid_t pid, struct status_holder *h, struct
 			     (!sc->dev_known || (major(sc->dev) == major_nr && minor(sc->dev) == minor_nr));
 			if (in) {
 				h->mappings++;
-				if (set_add(files, makedev(major_nr, minor_nr), (ino_t)ino) < 0)
+				if (set_add(files, makedev(major_nr, minor_nr), (ino_t)ino, -1) < 0)
 					break;
 			}
 			continue;
@@ -162,15 +181,50 @@ static int scan_maps(struct scan *sc, pid_t pid, struct status_holder *h, struct
 	/* reading smaps of a process we may not trace fails at the first read */
 	int err = ferror(f) ? errno : 0;
 	fclose(f);
-	return err ? -err : 0;
+	return err ? -err : n;
 }
 
-static int scan_fds(struct scan *sc, pid_t pid, struct status_holder *h, struct file_set *files)
+/*
+ * The leader showed no mm: if it is a zombie whose threads live on, reads
+ * the mappings through the first live thread (they share one mm) and makes
+ * mm that thread's directory.  Returns what scan_maps() did.
+ */
+static int scan_task_maps(struct scan *sc, pid_t pid, char *mm, size_t size, struct status_holder *h,
+			  struct file_set *files)
 {
-	char path[64], link[512], target[256];
+	char path[64];
+	int rc = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+		char task[MM_SIZE];
+		long tid = strtol(e->d_name, NULL, 10);
+
+		if (tid <= 0 || tid > INT_MAX || tid == pid)
+			continue;
+		snprintf(task, sizeof(task), "/proc/%d/task/%d", (int)pid, (int)tid);
+		rc = scan_maps(sc, task, h, files);
+		if (rc == -ENOENT || rc == -ESRCH)
+			rc = 0; /* that thread ended meanwhile: try the next */
+		if (rc > 0)
+			snprintf(mm, size, "%s", task);
+	}
+	closedir(d);
+	return rc;
+}
+
+/* The secretmem descriptors of one fd table (path: a .../fd directory);
+ * fds holds those counted already. */
+static int scan_fd_table(struct scan *sc, const char *path, struct status_holder *h, struct file_set *files,
+			 struct file_set *fds)
+{
+	char link[512], target[256];
+	DIR *d;
+
 	d = opendir(path);
 	if (!d)
 		return -errno;
@@ -189,12 +243,66 @@ static int scan_fds(struct scan *sc, pid_t pid, struct status_holder *h, struct 
 			continue;
 		if (sc->dev_known && st.st_dev != sc->dev)
 			continue;
-		h->fds++;
-		if (set_add(files, st.st_dev, st.st_ino) < 0)
+		int added = set_add(fds, st.st_dev, st.st_ino, atoi(e->d_name));
+		if (added < 0 || set_add(files, st.st_dev, st.st_ino, -1) < 0)
 			break;
+		h->fds += (unsigned)added;
 	}
 	closedir(d);
 	return 0;
+}
+
+/* 1 when threads a and b share one fd table (kcmp(2) says so). */
+static int same_files(pid_t a, pid_t b)
+{
+	return syscall(SYS_kcmp, a, b, KCMP_FILES, 0, 0) == 0;
+}
+
+/*
+ * The secretmem descriptors of every fd table of pid: the leader's, and
+ * the one of each thread that does not share it with a thread read before
+ * (kcmp(2); where kcmp is refused or missing, every thread's is read and a
+ * descriptor seen before, same number and file, is counted once).  Returns
+ * 0, or the -errno of the leader's table or of a thread's.
+ */
+static int scan_fds(struct scan *sc, pid_t pid, struct status_holder *h, struct file_set *files)
+{
+	struct file_set fds = { 0 };
+	pid_t tables[32];
+	size_t ntables = 0;
+	char path[64];
+	int rc;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	rc = scan_fd_table(sc, path, h, files, &fds);
+	if (rc < 0)
+		goto out;
+	tables[ntables++] = pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		long tid = strtol(e->d_name, NULL, 10);
+		int shared = 0;
+
+		if (tid <= 0 || tid > INT_MAX || tid == pid)
+			continue;
+		for (size_t i = 0; i < ntables && !shared; i++)
+			shared = same_files((pid_t)tid, tables[i]);
+		if (shared)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%ld/fd", (int)pid, tid);
+		int r = scan_fd_table(sc, path, h, files, &fds);
+		if (r < 0 && r != -ENOENT && r != -ESRCH)
+			rc = r; /* a thread with other credentials */
+		if (r == 0 && ntables < sizeof(tables) / sizeof(tables[0]))
+			tables[ntables++] = (pid_t)tid;
+	}
+	if (d)
+		closedir(d);
+out:
+	free(fds.v);
+	return rc;
 }
 
 static int ends_with(const char *s, size_t n, const char *suffix)
@@ -276,7 +384,8 @@ static void user_name(uid_t uid, char *buf, size_t size)
 		snprintf(buf, size, "%u", (unsigned)uid);
 }
 
-static void read_identity(pid_t pid, struct status_holder *h)
+/* mm: where the memory of pid is read (the leader, or a live thread). */
+static void read_identity(pid_t pid, const char *mm, struct status_holder *h)
 {
 	char path[64], buf[4096];
 	const char *p;
@@ -291,7 +400,7 @@ static void read_identity(pid_t pid, struct status_holder *h)
 	if (cli_read_file(path, buf, sizeof(buf)) >= 0 && (p = strstr(buf, "\nUid:")))
 		h->uid = (uid_t)strtoul(p + 5, NULL, 10);
 	user_name(h->uid, h->user, sizeof(h->user));
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	snprintf(path, sizeof(path), "%s/cmdline", mm);
 	n = cli_read_file(path, h->cmdline, sizeof(h->cmdline)); /* NUL-separated */
 	for (ssize_t i = 0; i < n; i++)
 		if (h->cmdline[i] == '\0')
@@ -308,7 +417,7 @@ static void read_identity(pid_t pid, struct status_holder *h)
 	/* the initial environment: SECRETMEM_* and whether the preload module
 	 * was asked for (a process may change its environment later) */
 	static char env[65536];
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	snprintf(path, sizeof(path), "%s/environ", mm);
 	n = cli_read_file(path, env, sizeof(env));
 	h->env_readable = n >= 0;
 	size_t used = 0;
@@ -324,13 +433,13 @@ static void read_identity(pid_t pid, struct status_holder *h)
 
 /* ---- what is outside a module ------------------------------------------ */
 
-/* size bytes at addr of pid into buf, checked against magic: 0 or -errno. */
-static int read_page(pid_t pid, unsigned long addr, void *buf, size_t size, uint64_t magic)
+/* size bytes at addr of mm into buf, checked against magic: 0 or -errno. */
+static int read_page(const char *mm, unsigned long addr, void *buf, size_t size, uint64_t magic)
 {
 	char mem[64];
 	uint64_t m;
 
-	snprintf(mem, sizeof(mem), "/proc/%d/mem", (int)pid);
+	snprintf(mem, sizeof(mem), "%s/mem", mm);
 	int fd = open(mem, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -359,13 +468,13 @@ static void why(struct status_holder *h, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* AT_SECURE and AT_BASE of pid's auxiliary vector: 0, or -errno. */
-static int read_auxv(pid_t pid, unsigned long *secure, unsigned long *interp)
+/* AT_SECURE and AT_BASE of mm's auxiliary vector: 0, or -errno. */
+static int read_auxv(const char *mm, unsigned long *secure, unsigned long *interp)
 {
 	char path[64];
 	unsigned long v[128];
 
-	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	snprintf(path, sizeof(path), "%s/auxv", mm);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -405,7 +514,7 @@ static int list_names(const char *list, const char *name)
 
 /* A module the initial environment asks for (LD_PRELOAD) and that is not
  * mapped: the dynamic linker did not load it. */
-static void requested(pid_t pid, struct status_holder *h)
+static void requested(const char *mm, struct status_holder *h)
 {
 	static const struct {
 		const char *name;
@@ -416,7 +525,7 @@ static void requested(pid_t pid, struct status_holder *h)
 	const char *pre = NULL;
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	snprintf(path, sizeof(path), "%s/environ", mm);
 	n = cli_read_file(path, env, sizeof(env));
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1)
 		if (strncmp(env + i, "LD_PRELOAD=", 11) == 0)
@@ -428,7 +537,7 @@ static void requested(pid_t pid, struct status_holder *h)
 
 		if (!list_names(pre, mods[k].name) || (h->mods & mods[k].mod))
 			continue;
-		if (read_auxv(pid, &secure, &interp) != 0)
+		if (read_auxv(mm, &secure, &interp) != 0)
 			why(h, "%s requested, not loaded", mods[k].name);
 		else
 			why(h, "%s requested, not loaded (%s)", mods[k].name,
@@ -436,13 +545,13 @@ static void requested(pid_t pid, struct status_holder *h)
 	}
 }
 
-/* Why pid is (partly) outside a module, into h->unprotected. */
-static void unprotected(pid_t pid, struct status_holder *h)
+/* Why the process of mm is (partly) outside a module, into h->unprotected. */
+static void unprotected(const char *mm, struct status_holder *h)
 {
 	if (h->heap_page && !h->heap_read && h->heap.state == SM_HEAP_INACTIVE)
 		why(h, "heap module inactive: %.*s", (int)sizeof(h->heap.reason), h->heap.reason);
 	if (h->preload_page)
-		h->preload_read = read_page(pid, h->preload_page, &h->preload, sizeof(h->preload),
+		h->preload_read = read_page(mm, h->preload_page, &h->preload, sizeof(h->preload),
 					    SM_PRELOAD_STATS_MAGIC);
 	if (h->preload_page && !h->preload_read) {
 		const struct sm_preload_stats *p = &h->preload;
@@ -458,7 +567,7 @@ static void unprotected(pid_t pid, struct status_holder *h)
 			    p->unreached > SM_PRELOAD_UNREACHED_MAX ? " and more" : "");
 		}
 	}
-	requested(pid, h);
+	requested(mm, h);
 }
 
 static int scan_process(struct scan *sc, pid_t pid)
@@ -466,11 +575,15 @@ static int scan_process(struct scan *sc, pid_t pid)
 	struct status_report *r = sc->r;
 	struct status_holder h;
 	struct file_set files = { 0 };
+	char mm[MM_SIZE];
 	int rm, rf;
 
 	memset(&h, 0, sizeof(h));
 	h.pid = pid;
-	rm = scan_maps(sc, pid, &h, &files);
+	snprintf(mm, sizeof(mm), "/proc/%d", (int)pid);
+	rm = scan_maps(sc, mm, &h, &files);
+	if (rm == 0) /* no mm: a kernel thread, or a zombie leader */
+		rm = scan_task_maps(sc, pid, mm, sizeof(mm), &h, &files);
 	rf = scan_fds(sc, pid, &h, &files);
 	if (rm == -ENOENT || rm == -ESRCH || rf == -ENOENT) {
 		free(files.v);
@@ -484,11 +597,11 @@ static int scan_process(struct scan *sc, pid_t pid)
 	}
 	/* the module's figures: a read of its page through /proc/PID/mem */
 	if (h.heap_page)
-		h.heap_read = read_page(pid, h.heap_page, &h.heap, sizeof(h.heap), SM_HEAP_STATS_MAGIC);
-	if (rm == 0)
-		unprotected(pid, &h);
+		h.heap_read = read_page(mm, h.heap_page, &h.heap, sizeof(h.heap), SM_HEAP_STATS_MAGIC);
+	if (rm >= 0)
+		unprotected(mm, &h);
 	if (h.unprotected[0] || h.heap_page || h.mappings || h.fds)
-		read_identity(pid, &h);
+		read_identity(pid, mm, &h);
 	if (h.unprotected[0]) {
 		if (r->unprot_n == sc->unprot_cap) {
 			size_t cap = sc->unprot_cap ? sc->unprot_cap * 2 : 8;
@@ -518,7 +631,7 @@ static int scan_process(struct scan *sc, pid_t pid)
 	if (h.mappings || h.fds) {
 		h.files = (unsigned)files.n;
 		for (size_t i = 0; i < files.n; i++)
-			if (set_add(&sc->all, files.v[i].dev, files.v[i].ino) < 0)
+			if (set_add(&sc->all, files.v[i].dev, files.v[i].ino, -1) < 0)
 				break;
 		if (r->n == sc->cap) {
 			size_t cap = sc->cap ? sc->cap * 2 : 16;
