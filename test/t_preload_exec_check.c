@@ -169,11 +169,13 @@ int main(void)
 	 * no_new_privs: no secure-execution mode, the module loads */
 	TL_CHECK(rig_sh("cd '%s' && printf '#!/bin/sh\\nexit 0\\n' > su-script && chown 65534 su-script && "
 			"chmod 4755 su-script", dir) == 0, "cannot make the set-user-ID script");
-	TL_CHECK(tool_run("-- ./su-script", out) == 0, "a set-user-ID script was refused");
+	TL_CHECK(tool_run("--report -- ./su-script", out) == 0 && rig_file_has(out, "secretmem-preload: report:"),
+		 "a set-user-ID script was refused, or the module did not load");
 	rig_cat(out);
 	TL_CHECK(rig_sh("cd '%s' && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv --no-new-privs "
-			"'%s' exec -- ./su-true > '%s' 2>&1", dir, tool, out) == 0,
-		 "a set-user-ID program under no_new_privs was refused");
+			"'%s' exec --report -- ./su-true > '%s' 2>&1", dir, tool, out) == 0 &&
+		 rig_file_has(out, "secretmem-preload: report:"),
+		 "a set-user-ID program under no_new_privs was refused, or the module did not load");
 	rig_cat(out);
 	/* the tool and its module in a directory whose name has a space:
 	 * LD_PRELOAD cannot carry the path, so the program is refused (it
@@ -210,6 +212,25 @@ int main(void)
 			TL_CHECK(tool_run("--report -- ./cap-true", out) == 0 &&
 				 rig_file_has(out, "secretmem-preload: report: no libcrypto was loaded"),
 				 "root: a program with file capabilities was refused or the module did not load");
+			/* run by another user under no_new_privs: file capabilities
+			 * still make secure-execution mode, refused */
+			if (rig_sh("setpriv --reuid=65534 --regid=65534 --clear-groups test -x '%s'", tool) == 0 &&
+			    rig_sh("mkdir -p /tmp/secretmem-c.%d && chmod 755 /tmp/secretmem-c.%d && cp -p '%s' "
+				   "/tmp/secretmem-c.%d/ && chmod 755 /tmp/secretmem-c.%d/cap-true", (int)getpid(),
+				   (int)getpid(), capfile, (int)getpid(), (int)getpid()) == 0 &&
+			    setxattr(capfile, "security.capability", &cap, sizeof(cap), 0) == 0) {
+				char cf2[300];
+				snprintf(cf2, sizeof(cf2), "/tmp/secretmem-c.%d/cap-true", (int)getpid());
+				setxattr(cf2, "security.capability", &cap, sizeof(cap), 0);
+				int st2 = rig_sh("cd /tmp/secretmem-c.%d && setpriv --reuid=65534 --regid=65534 "
+						 "--clear-groups --no-new-privs '%s' exec -- ./cap-true > '%s.c' 2>&1; "
+						 "s=$?; cat '%s.c' > '%s'; rm -rf /tmp/secretmem-c.%d '%s.c'; exit $s",
+						 (int)getpid(), tool, out, out, out, (int)getpid(), out);
+				rig_cat(out);
+				TL_CHECK(st2 == 125 && rig_file_has(out, "has file capabilities"),
+					 "no_new_privs, another user: a program with file capabilities: exit %d, want 125",
+					 st2);
+			}
 		} else {
 			printf("cannot set file capabilities here: case not checked\n");
 		}

@@ -204,8 +204,10 @@ static int cannot_enter(const char *path, char *why, size_t len, int depth)
 	if (fd >= 0)
 		n = read(fd, hdr, sizeof(hdr) - 1);
 	int script = n >= 2 && hdr[0] == '#' && hdr[1] == '!';
-	int nosuid = script || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ||
-		     (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID));
+	/* file capabilities still make secure-execution mode under
+	 * no_new_privs (the kernel only keeps them from being raised) */
+	int nocaps = script || (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID));
+	int nosuid = nocaps || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
 	if (!nosuid && (st.st_mode & S_ISUID) && st.st_uid != getuid()) {
 		if (fd >= 0)
 			close(fd);
@@ -220,7 +222,7 @@ static int cannot_enter(const char *path, char *why, size_t len, int depth)
 			 "secure-execution mode and ignores LD_PRELOAD", path, (unsigned)st.st_gid);
 		return 1;
 	}
-	if (!nosuid && getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0) {
+	if (!nocaps && getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0) {
 		if (fd >= 0)
 			close(fd);
 		snprintf(why, len, "%s has file capabilities: run by a user other than root it runs in "
@@ -356,7 +358,8 @@ int cmd_exec(int argc, char **argv)
 	/* LD_PRELOAD splits at spaces and colons, with no way to quote them:
 	 * the dynamic linker would look for the pieces of this path, find
 	 * none, and run the program without the module */
-	if (strpbrk(preload, " :\t\n")) {
+	int no_preload = 0;
+	if (strcmp(mode, "off") != 0 && strpbrk(preload, " :")) {
 		if (!allow) {
 			fprintf(stderr, "secretmem: exec: refusing to run %s: the module's path \"%s\" holds a space or a "
 				"colon, which LD_PRELOAD cannot carry, so nothing of it would be protected (install "
@@ -366,6 +369,7 @@ int cmd_exec(int argc, char **argv)
 		}
 		fprintf(stderr, "secretmem: exec: warning: %s: nothing of it will be protected: the module's path "
 			"holds a space or a colon, which LD_PRELOAD cannot carry\n", argv[i]);
+		no_preload = 1; /* its pieces would be relative paths for ld.so */
 	}
 
 	int enter = strcmp(mode, "off") != 0 && find_in_path(argv[i], target, sizeof(target)) == 0
@@ -408,7 +412,9 @@ int cmd_exec(int argc, char **argv)
 		return CLI_EXIT_OSERR;
 	}
 	const char *old = getenv("LD_PRELOAD");
-	if (old && *old && !list_has(old, preload)) {
+	if (no_preload) {
+		/* LD_PRELOAD as it was */
+	} else if (old && *old && !list_has(old, preload)) {
 		size_t len = strlen(preload) + 1 + strlen(old) + 1;
 		char *both = malloc(len);
 

@@ -51,8 +51,11 @@ __attribute__((weak)) int cmd_exec(int argc, char **argv)
  * disk would leave a truncated report behind an exit status of success). */
 static int written(int rc)
 {
+	errno = 0;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "secretmem: cannot write the output: %s\n", strerror(errno));
+		/* an earlier write's error: its cause is gone */
+		fprintf(stderr, "secretmem: cannot write the output%s%s\n", errno ? ": " : "",
+			errno ? strerror(errno) : "");
 		return CLI_EXIT_IOERR;
 	}
 	return rc;
@@ -80,7 +83,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "status") == 0)
 		return written(cmd_status(argc - 1, argv + 1));
 	if (strcmp(cmd, "exec") == 0)
-		return cmd_exec(argc - 1, argv + 1);
+		return written(cmd_exec(argc - 1, argv + 1)); /* --help, or a failure */
 	if (strcmp(cmd, "internal-probe-fd") == 0)
 		return cmd_probe_fd(argc - 1, argv + 1);
 	fprintf(stderr, "secretmem: unknown command '%s'\n", cmd);
