@@ -306,13 +306,14 @@ int sm_sample_zero(const void *p, size_t len);
 void sm_zero(void *p, size_t len);
 
 /*
- * A freed small slot of more than 64 bytes (alloc.c's fast paths): the
- * write-after-free check above, p or fatal "freed block was modified
- * (write after free)"; and its zeroing.  With AVX2 where the CPU has it
- * (sm_have_avx2, set by the allocator's start-up), one call each: through
- * sm_is_zero or sm_sample_zero, and sm_zero's memset, the check and the
- * zeroing of the random 16-512 B workload took 44 and 31 instructions per
- * operation (callgrind; bench/RESULTS.md, issue 32).
+ * A freed small slot of more than 64 bytes (alloc.c; up to 64 bytes it
+ * checks and zeroes inline): the write-after-free check above, p or fatal
+ * "freed block was modified (write after free)"; and its zeroing.  One
+ * call each, with AVX2 where the CPU has it (sm_have_avx2, set by the
+ * allocator's start-up).  Through sm_is_zero or sm_sample_zero and through
+ * sm_zero's memset, the check and the zeroing of the random 16-512 B
+ * workload took 44 and 31 instructions per operation (callgrind;
+ * bench/RESULTS.md, issue 32).
  */
 extern int sm_have_avx2;
 void *sm_slot_checked_avx2(void *p, size_t len);
