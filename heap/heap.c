@@ -177,20 +177,10 @@ void hp_say(const char *msg)
 	char line[512];
 	int n = snprintf(line, sizeof(line), "secretmem-heap: warning: %s\n", msg);
 
-	if (n <= 0 || sm_warnings_are_off())
-		return;
-	/* raw: write(2) is a cancellation point, and this runs inside
+	/* raw writes: write(2) is a cancellation point, and this runs inside
 	 * malloc and fork(), which must not act on a cancellation request */
-	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
-	for (const char *p = line; len > 0;) {
-		long w = syscall(SYS_write, STDERR_FILENO, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		len -= (size_t)w;
-	}
+	if (n > 0)
+		sm_put(line);
 }
 
 static void warn_refused(void)

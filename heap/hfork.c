@@ -39,9 +39,7 @@ static void say_failed(int err, size_t need)
 	char a[24], b[24], c[24], msg[320];
 	int unlimited;
 	size_t limit, locked;
-	const char *why = err == -EMFILE || err == -ENFILE ? "no free file descriptor"
-			  : err == -ENOSYS || err == -EPERM ? "secret memory refused"
-			  : "memory-lock limit or out of memory";
+	const char *why = sm_fork_error_text(err);
 
 	sm_memlock_figures(&unlimited, &limit, &locked);
 	size_t n = 0;

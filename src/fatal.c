@@ -6,6 +6,7 @@
  * usable from any state the allocator can be in.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ int sm_warnings_are_off(void)
 	return atomic_load_explicit(&quiet, memory_order_relaxed);
 }
 
-static void put(const char *s)
+void sm_put(const char *s)
 {
 	size_t len = strlen(s);
 
@@ -36,6 +37,8 @@ static void put(const char *s)
 		 * library locks held */
 		long n = syscall(SYS_write, STDERR_FILENO, s, len);
 
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			return;
 		s += n;
@@ -55,7 +58,7 @@ void sm_fatal(const char *msg)
 	memcpy(line + p, msg, m);
 	line[p + m] = '\n';
 	line[p + m + 1] = '\0';
-	put(line); /* one write: the line is not interleaved with others */
+	sm_put(line); /* one write: the line is not interleaved with others */
 	abort();
 }
 
@@ -76,7 +79,7 @@ void sm_warn(const char *a, const char *b, const char *c)
 	}
 	line[len++] = '\n';
 	line[len] = '\0';
-	put(line);
+	sm_put(line);
 }
 
 char *sm_utoa(size_t v, char *buf)

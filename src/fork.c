@@ -401,6 +401,13 @@ void sm_fork_reaped(int on)
 	fork_reaped = on;
 }
 
+const char *sm_fork_error_text(int err)
+{
+	return err == -EMFILE || err == -ENFILE ? "no free file descriptor"
+	       : err == -ENOSYS || err == -EPERM ? "secret memory refused"
+	       : "memory-lock limit or out of memory";
+}
+
 void sm_fork_set_strict(void)
 {
 	fork_strict = 1;
@@ -534,9 +541,7 @@ static void fork_child(void)
 	if (copy_fd >= 0)
 		syscall(SYS_close, copy_fd);
 	copy_fd = -1;
-	const char *why = copy_error == -EMFILE || copy_error == -ENFILE ? "no free file descriptor"
-			  : copy_error == -ENOSYS || copy_error == -EPERM ? "secret memory refused"
-			  : "memory-lock limit or out of memory";
+	const char *why = sm_fork_error_text(copy_error);
 	if (policy == SECRETMEM_FORK_COPY && copy_error && fork_strict) {
 		/* the parent's fork() reaps this child and fails (heap mode):
 		 * no program code runs with a heap it does not have */

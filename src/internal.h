@@ -63,6 +63,10 @@
 __attribute__((noreturn, cold)) void sm_fatal(const char *msg);
 /* Write "secretmem: warning: <a><b><c>\n" with write(2); NULL parts skipped. */
 void sm_warn(const char *a, const char *b, const char *c);
+/* Write s to stderr with raw write(2) calls (no cancellation point), unless
+ * messages are off: the writer of sm_fatal, sm_warn and the heap module's
+ * warnings. */
+void sm_put(const char *s);
 /* No more messages on stderr (sm_warn, sm_fatal's line, the heap module's):
  * a seccomp filter would kill the process at their write(2). */
 void sm_warnings_off(void);
@@ -548,6 +552,8 @@ void sm_fork_set_strict(void);
  * says why fork() failed; off: the child says why it ends (a fork another
  * function of the C library makes). */
 void sm_fork_reaped(int on);
+/* Why a fork's copy could not be made, in words, for its -errno. */
+const char *sm_fork_error_text(int err);
 /* The calling thread's last fork() under the copy policy: 0, or -errno why
  * the copy could not be made; *need: the bytes of secret memory it copies. */
 int sm_fork_last_error(size_t *need);
