@@ -86,6 +86,13 @@ static int have_ipc_lock(void)
 	return (data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1;
 }
 
+/* err says secret memory is not usable at all: SECRETMEM_REQUIRE=1 forbids
+ * the library's fallback, which would have served otherwise. */
+static int unusable(int err)
+{
+	return err == EPERM || err == ENOSYS;
+}
+
 /* "the memory-lock limit (...)" or "not the memory-lock limit (...)". */
 static void describe(char *out, size_t len, size_t num, int err, int used_up)
 {
@@ -96,9 +103,7 @@ static void describe(char *out, size_t len, size_t num, int err, int used_up)
 
 	memset(&st, 0, sizeof(st));
 	secretmem_stats(&st);
-	if (err == EPERM || err == ENOSYS)
-		/* no memory limit at all: SECRETMEM_REQUIRE=1 and no secret
-		 * memory (the library's fallback would have served) */
+	if (unusable(err))
 		snprintf(out, len,
 			 "secret memory refused %zu bytes: memfd_secret(2) is not usable here (%s: %s) and "
 			 "SECRETMEM_REQUIRE=1 forbids the library's locked fallback memory",
@@ -187,7 +192,7 @@ void *pl_secret_malloc(size_t num, int secure_heap)
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL)) {
 		describe(cause, sizeof(cause), num, err, 1);
 		snprintf(msg, sizeof(msg), "%s; OpenSSL allocations use ordinary memory%s", cause,
-			 err == EPERM || err == ENOSYS ? ", neither locked nor kept out of core dumps"
+			 unusable(err) ? ", neither locked nor kept out of core dumps"
 						       : " until secret memory is freed or the limit is raised");
 		pl_warn(msg);
 	}

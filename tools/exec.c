@@ -185,8 +185,9 @@ static int find_in_path(const char *name, char *out, size_t outlen)
  * why): 1; or 0 when it would; or CANNOT_TELL (why says so) when path
  * cannot be read to tell.  Follows #! interpreters up to depth 4, as the
  * kernel does.  Unknown formats pass: execve() decides.  The kernel ignores
- * a script's own set-ID bits, and every set-ID bit and file capability
- * under no_new_privs (PR_SET_NO_NEW_PRIVS: no secure-execution mode).
+ * a script's own set-ID bits and file capabilities, and every set-ID bit
+ * under no_new_privs (PR_SET_NO_NEW_PRIVS), but not file capabilities
+ * there.
  */
 #define CANNOT_TELL 2
 static int cannot_enter(const char *path, char *why, size_t len, int depth)
@@ -208,25 +209,21 @@ static int cannot_enter(const char *path, char *why, size_t len, int depth)
 	 * no_new_privs (the kernel only keeps them from being raised) */
 	int nocaps = script || (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID));
 	int nosuid = nocaps || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
-	if (!nosuid && (st.st_mode & S_ISUID) && st.st_uid != getuid()) {
-		if (fd >= 0)
-			close(fd);
+	int secure = 1; /* secure-execution mode: the module cannot enter */
+	if (!nosuid && (st.st_mode & S_ISUID) && st.st_uid != getuid())
 		snprintf(why, len, "%s is set-user-ID (owner uid %u): the dynamic linker runs it in secure-execution "
 			 "mode and ignores LD_PRELOAD", path, (unsigned)st.st_uid);
-		return 1;
-	}
-	if (!nosuid && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid()) {
-		if (fd >= 0)
-			close(fd);
+	else if (!nosuid && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid())
 		snprintf(why, len, "%s is set-group-ID (group gid %u): the dynamic linker runs it in "
 			 "secure-execution mode and ignores LD_PRELOAD", path, (unsigned)st.st_gid);
-		return 1;
-	}
-	if (!nocaps && getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0) {
-		if (fd >= 0)
-			close(fd);
+	else if (!nocaps && getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0)
 		snprintf(why, len, "%s has file capabilities: run by a user other than root it runs in "
 			 "secure-execution mode and the dynamic linker ignores LD_PRELOAD", path);
+	else
+		secure = 0;
+	if (secure) {
+		if (fd >= 0)
+			close(fd);
 		return 1;
 	}
 	if (fd < 0) {
