@@ -14,6 +14,10 @@
  *    fails with ENOMEM or gives memory that can be written (no SIGBUS);
  *  - openat and fstatfs answered with ERRNO(0) after first use: the
  *    program's input at descriptor 0 is neither read nor closed;
+ *  - mmap answered with ERRNO(0) (and memfd_secret refused): ENOMEM, page
+ *    0 is not used;
+ *  - clone refused with EPERM in a process with a thread: EPERM, the
+ *    fallback with its warning; with EAGAIN: ENOMEM, no fallback;
  *  - a filter that refuses memfd_secret installed after secretmem_supported()
  *    said 0, but before any secret memory was made: one warning;
  *  - a filter that refuses both memfd_secret and openat after
@@ -160,6 +164,73 @@ static int truncate_zero(void *arg)
 	return 0;
 }
 
+static void *idle(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all); /* the process's signals go to the main thread */
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* A filter that answers mmap with ERRNO(0) ("address 0") after first use,
+ * and refuses memfd_secret (the fallback's mappings, which nothing else
+ * checks): a region's creation fails (ENOMEM), it does not use page 0. */
+static int mmap_zero(void *arg)
+{
+	(void)arg;
+	tl_need_secretmem();
+	struct secretmem_region *r0 = secretmem_region_create(4096, 0);
+	TL_CHECK(r0, "first use");
+	TL_CHECK(tl_seccomp_action(SYS_memfd_secret, SECCOMP_RET_ERRNO | EPERM) == 0 &&
+		 tl_seccomp_action(SYS_mmap, SECCOMP_RET_ERRNO | 0) == 0, "filter: %s", strerror(errno));
+	errno = 0;
+	struct secretmem_region *r = secretmem_region_create(8192, 0);
+	int err = errno;
+	if (r)
+		memset(secretmem_region_data(r), 1, 8192); /* at page 0: SIGSEGV */
+	TL_CHECK(!r && err == ENOMEM, "region under mmap ERRNO(0): %p (%s), want NULL with ENOMEM", (void *)r,
+		 strerror(err));
+	printf("mmap ERRNO(0): ENOMEM, page 0 not used\n");
+	return 0;
+}
+
+/* clone refused with an error (EPERM; or EAGAIN) after first use, in a
+ * process with a thread (the calls need the child): EPERM, new memory in
+ * the fallback (the warning: main); EAGAIN: the creation fails, nothing
+ * falls back. */
+static int clone_refused(void *arg)
+{
+	int err = arg ? EAGAIN : EPERM;
+	pthread_t t;
+
+	tl_need_secretmem();
+	TL_CHECK(pthread_create(&t, NULL, idle, NULL) == 0, "pthread_create");
+	struct secretmem_region *r0 = secretmem_region_create(4096, 0);
+	TL_CHECK(r0, "first use");
+	TL_CHECK(tl_seccomp_action(SYS_clone, SECCOMP_RET_ERRNO | (unsigned)err) == 0, "filter: %s", strerror(errno));
+	errno = 0;
+	struct secretmem_region *r = secretmem_region_create(8192, 0);
+	int e = errno;
+	if (err == EPERM) {
+		TL_CHECK(r && secretmem_region_backend(r) == SECRETMEM_BACKEND_FALLBACK,
+			 "clone EPERM: region %p (%s), want one in the fallback", (void *)r, strerror(e));
+		TL_CHECK(secretmem_supported() == -EPERM, "secretmem_supported() = %d, want -EPERM",
+			 secretmem_supported());
+	} else {
+		TL_CHECK(!r && e == ENOMEM, "clone EAGAIN: region %p (%s), want NULL with ENOMEM", (void *)r,
+			 strerror(e));
+		TL_CHECK(secretmem_default_backend() == SECRETMEM_BACKEND_SECRET, "default backend %s, want secret",
+			 secretmem_backend_name(secretmem_default_backend()));
+	}
+	printf("clone refused with %s: %s\n", err == EPERM ? "EPERM" : "EAGAIN",
+	       err == EPERM ? "EPERM, the fallback" : "ENOMEM, no fallback");
+	return 0;
+}
+
 /* A filter that answers openat and fstatfs with ERRNO(0), after first
  * use: descriptor 0 (a pipe with the program's input) is neither read nor
  * closed by the library's reads of /proc. */
@@ -236,17 +307,6 @@ static int probe_then_filter(void *arg)
 	return 0;
 }
 
-static void *idle(void *arg)
-{
-	sigset_t all;
-
-	(void)arg;
-	sigfillset(&all); /* the process's signals go to the main thread */
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	for (;;)
-		pause();
-	return NULL;
-}
 
 /* The text of a small file, NUL-terminated; 0 if it cannot be read. */
 static int read_text(const char *path, char *buf, size_t size)
@@ -406,6 +466,9 @@ int main(void)
 		{ "memfd_secret ERRNO(0) after first use", memfd_zero, "" },
 		{ "ftruncate ERRNO(0)", truncate_zero, NULL },
 		{ "openat and fstatfs ERRNO(0)", open_fstatfs_zero, NULL },
+		{ "mmap ERRNO(0)", mmap_zero, NULL },
+		{ "clone refused (EPERM)", clone_refused, NULL },
+		{ "clone refused (EAGAIN)", clone_refused, "" },
 		{ "no free descriptor after the probe", probe_then_nofd, NULL },
 		{ "memfd_secret refused after the probe", probe_then_filter, NULL },
 		{ "memfd_secret and openat refused after the probe", probe_then_filter, "" },
@@ -434,7 +497,8 @@ int main(void)
 		/* one warning once secret memory worked (or the probe said so)
 		 * and new memory goes to the fallback; none if it never worked */
 		int want = cases[i].fn == probe_then_filter ? cases[i].arg == NULL
-			   : cases[i].fn == memfd_zero ? cases[i].arg != NULL : -1;
+			   : cases[i].fn == memfd_zero ? cases[i].arg != NULL
+			   : cases[i].fn == clone_refused ? cases[i].arg == NULL : -1;
 		TL_CHECK(want < 0 || warned == want, "case %s: the fallback warning %s, want it %s:\n%s", cases[i].name,
 			 warned ? "printed" : "missing", want ? "printed" : "not printed", out);
 		fputs(out, stdout);

@@ -24,8 +24,12 @@
  *            block stayed in ordinary memory, silently).
  *  daemon:   daemon(3), whose fork is the C library's own, with no free
  *            descriptor for the heap's copy: the child says why it ends.
+ *  align:    memalign(2 MiB, 16) is secret memory and takes 2 to 2.25 MiB
+ *            of the memory-lock limit, as secretmem-heap(7) says.
  */
 #include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -197,6 +201,23 @@ static int case_shrink(int require)
 	return 0;
 }
 
+/* memalign(2 MiB, 16) takes about 2 MiB of the memory-lock limit
+ * (secretmem-heap(7), THE MALLOC API). */
+static int case_align(void)
+{
+	size_t before = hr_vmlck();
+	void *p = memalign(2 << 20, 16);
+
+	TL_CHECK(p && ((uintptr_t)p & ((2 << 20) - 1)) == 0, "memalign(2 MiB, 16): %p", p);
+	TL_CHECK(hr_where(p) == 's', "the aligned block is not in secret memory ('%c')", hr_where(p));
+	size_t after = hr_vmlck();
+	printf("align: memalign(2 MiB, 16) took %zu KiB of the limit\n", (after - before) >> 10);
+	TL_CHECK(after - before >= (2u << 20) && after - before <= (2u << 20) + (256u << 10),
+		 "memalign(2 MiB, 16) took %zu bytes of the limit, want about 2 MiB", after - before);
+	free(p);
+	return 0;
+}
+
 static int case_daemon(void)
 {
 	char *p = malloc(1000); /* a heap to copy */
@@ -226,6 +247,8 @@ int main(int argc, char **argv)
 			return case_shrink(getenv("SECRETMEM_REQUIRE") != NULL);
 		if (!strcmp(argv[1], "daemon"))
 			return case_daemon();
+		if (!strcmp(argv[1], "align"))
+			return case_align();
 		return 2;
 	}
 	tl_need_secretmem();
@@ -242,6 +265,7 @@ int main(int argc, char **argv)
 		{ "shrink", 256 << 10, NULL, "secretmem-heap: warning: secret memory refused" },
 		{ "shrink", 256 << 10, "SECRETMEM_REQUIRE=1", "shrink, REQUIRE: NULL with ENOMEM" },
 		{ "daemon", 8 << 20, NULL, "the child ends with status 127" },
+		{ "align", 8 << 20, NULL, "align: memalign(2 MiB, 16) took" },
 	};
 	static char out[1 << 16];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
