@@ -15,6 +15,9 @@
  *      and later requests go straight to ordinary memory - a failing
  *      attempt costs a handful of system calls - until secret memory can be
  *      available again: a secret block was freed, or RLIMIT_MEMLOCK changed.
+ * Under SECRETMEM_REQUIRE=1 no such block goes to ordinary memory: in
+ * cases 2 and 3 the allocation fails instead (pl_ordinary_allowed), as a
+ * malloc does under heap mode.
  * The cause is derived here from getrlimit(RLIMIT_MEMLOCK), the process's
  * CAP_IPC_LOCK (capget) and secretmem_stats(); a cause kept by the library
  * for its last failure would make this exact instead of inferred.
@@ -47,9 +50,19 @@ static void count(int secure_heap, int ordinary)
 		__atomic_add_fetch(&pl_count[(secure_heap ? 0 : 2) + (ordinary ? 1 : 0)], 1, __ATOMIC_RELAXED);
 }
 
-void pl_count_ordinary(int secure_heap)
+/* SECRETMEM_REQUIRE=1 in force (the environment, or the program's
+ * secretmem_set_require). */
+static int required(void)
 {
+	return secretmem_get_option(SECRETMEM_OPT_REQUIRE) == 1;
+}
+
+int pl_ordinary_allowed(int secure_heap)
+{
+	if (required())
+		return 0;
 	count(secure_heap, 1);
+	return 1;
 }
 
 void pl_secret_freed(void)
@@ -178,8 +191,9 @@ void *pl_secret_malloc(size_t num, int secure_heap)
 	if (num > (size_t)sysconf(_SC_PAGESIZE) && page_available()) { /* 2 */
 		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL)) {
 			describe(cause, sizeof(cause), num, err, 0);
-			snprintf(msg, sizeof(msg), "%s; this block uses ordinary memory, smaller ones still "
-				 "get secret memory", cause);
+			snprintf(msg, sizeof(msg), "%s; %s, smaller ones still get secret memory", cause,
+				 required() ? "SECRETMEM_REQUIRE=1: this allocation fails"
+					    : "this block uses ordinary memory");
 			pl_warn(msg);
 		}
 		errno = err;
@@ -191,9 +205,12 @@ void *pl_secret_malloc(size_t num, int secure_heap)
 	__atomic_store_n(&degraded, 1, __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL)) {
 		describe(cause, sizeof(cause), num, err, 1);
-		snprintf(msg, sizeof(msg), "%s; OpenSSL allocations use ordinary memory%s", cause,
-			 unusable(err) ? ", neither locked nor kept out of core dumps"
-						       : " until secret memory is freed or the limit is raised");
+		snprintf(msg, sizeof(msg), "%s; %s%s", cause,
+			 required() ? "under SECRETMEM_REQUIRE=1 OpenSSL allocations fail"
+				    : "OpenSSL allocations use ordinary memory",
+			 !unusable(err) ? " until secret memory is freed or the limit is raised"
+			 : required()   ? " instead of using ordinary memory"
+					: ", neither locked nor kept out of core dumps");
 		pl_warn(msg);
 	}
 	errno = err;

@@ -109,9 +109,8 @@ static void *all_malloc(size_t num, const char *file, int line)
 	if (num == 0)
 		return NULL;
 	p = pl_secret_malloc(num, 0);
-	if (p)
+	if (p || !pl_ordinary_allowed(0))
 		return p;
-	pl_count_ordinary(0);
 	return malloc(num);
 }
 

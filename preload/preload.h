@@ -61,16 +61,21 @@ void pl_warn(const char *msg);
  * A block of num bytes from secret memory, or NULL (errno set).  A request
  * that fails for its own reasons (larger than anything could serve) changes
  * nothing; a refusal of secret memory itself prints one warning with its
- * cause and figures, and later requests go straight to ordinary memory until
- * secret memory can be available again (a secret block was freed, or
- * RLIMIT_MEMLOCK changed).  secure_heap: 1 for the secure heap, 0 for
+ * cause and figures, and later requests go straight to ordinary memory (the
+ * caller's, see pl_ordinary_allowed) until secret memory can be available
+ * again (a secret block was freed, or RLIMIT_MEMLOCK changed).  secure_heap: 1 for the secure heap, 0 for
  * OPENSSL_malloc() in mode all (the counters of SECRETMEM_REPORT).
  */
 void *pl_secret_malloc(size_t num, int secure_heap);
 /* Every free of a secret block through the module (fallback.c retries). */
 void pl_secret_freed(void);
-/* Count a block that had to go to ordinary memory. */
-void pl_count_ordinary(int secure_heap);
+/*
+ * After pl_secret_malloc() failed for a block the module would have put in
+ * secret memory: 1 if ordinary memory may serve it (counted for
+ * SECRETMEM_REPORT), 0 under SECRETMEM_REQUIRE=1, and the caller's
+ * allocation then fails with pl_secret_malloc()'s errno.
+ */
+int pl_ordinary_allowed(int secure_heap);
 
 /* ---- memfn.c: the memory functions handed to CRYPTO_set_mem_functions -- */
 

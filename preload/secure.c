@@ -232,9 +232,8 @@ __attribute__((noinline)) void *CRYPTO_secure_malloc(size_t num, const char *fil
 		p = pl_secret_malloc(num, 1);
 	if (p)
 		return p;
-	if (num > PTRDIFF_MAX)
+	if (num > PTRDIFF_MAX || !pl_ordinary_allowed(1))
 		return NULL;
-	pl_count_ordinary(1);
 	return fallback_malloc(REAL(sec_malloc_fn, PL_REAL_SECURE_MALLOC), num ? num : 1, file, line);
 }
 
@@ -257,9 +256,8 @@ __attribute__((noinline)) void *CRYPTO_secure_zalloc(size_t num, const char *fil
 		p = pl_secret_malloc(num, 1);
 	if (p)
 		return p;
-	if (num > PTRDIFF_MAX)
+	if (num > PTRDIFF_MAX || !pl_ordinary_allowed(1))
 		return NULL;
-	pl_count_ordinary(1);
 	p = fallback_malloc(REAL(sec_malloc_fn, PL_REAL_SECURE_MALLOC), num ? num : 1, file, line);
 	if (p)
 		memset(p, 0, num);

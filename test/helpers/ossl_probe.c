@@ -13,6 +13,11 @@
  *                    secret memory, then check that it is used again after
  *                    a free and after the soft limit is raised again
  *   asrefuse         secret memory refused by the address-space limit
+ *   refused SOFT     (SOFT > 0: lower the soft RLIMIT_MEMLOCK to SOFT bytes)
+ *                    300 OPENSSL_secure_malloc/zalloc(1024), then 300
+ *                    OPENSSL_malloc(1024): how many of each are secret,
+ *                    ordinary or NULL; then, after a free of 16 secret
+ *                    blocks, whether the next secure block is secret
  *   twocopies PATH   dlopen libcrypto.so.3 and a copy of it at PATH: whose
  *                    memory functions each one has, where CRYPTO_malloc()
  *                    of each puts its blocks
@@ -165,6 +170,53 @@ static int cmd_exhaust(size_t soft, int big)
 	b[n++] = p;
 	for (int i = 0; i < n; i++)
 		OPENSSL_secure_free(b[i]);
+	return failures ? 1 : 0;
+}
+
+static int cmd_refused(size_t soft)
+{
+	static void *b[600];
+	struct rlimit rl;
+	int n = 0;
+
+	if (soft) {
+		CHECK(getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_max > soft, "hard RLIMIT_MEMLOCK above %zu", soft);
+		rl.rlim_cur = soft;
+		CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0, "setrlimit");
+	}
+	for (int kind = 0; kind < 2; kind++) {
+		int secret = 0, ordinary = 0, null = 0;
+
+		for (int i = 0; i < 300; i++) {
+			void *p = kind == 1   ? OPENSSL_malloc(1024)
+				  : i % 2 ? OPENSSL_secure_zalloc(1024)
+					  : OPENSSL_secure_malloc(1024);
+
+			b[n++] = p;
+			if (!p)
+				null++;
+			else if (is_secret(p))
+				secret++;
+			else
+				ordinary++;
+		}
+		printf("%s: %d secret, %d ordinary, %d NULL\n", kind == 0 ? "secure" : "plain", secret, ordinary,
+		       null);
+	}
+	for (int i = 0, freed = 0; i < 300 && freed < 16; i++)
+		if (b[i] && is_secret(b[i])) {
+			OPENSSL_secure_free(b[i]);
+			b[i] = NULL;
+			freed++;
+		}
+	void *p = OPENSSL_secure_malloc(1024);
+	printf("secret after a free: %d\n", p && is_secret(p));
+	OPENSSL_secure_free(p);
+	for (int i = 0; i < n; i++)
+		if (i < 300)
+			OPENSSL_secure_free(b[i]);
+		else
+			OPENSSL_free(b[i]);
 	return failures ? 1 : 0;
 }
 
@@ -456,6 +508,8 @@ int main(int argc, char **argv)
 		return cmd_twocopies(argv[2]);
 	if (argc >= 2 && strcmp(argv[1], "asrefuse") == 0)
 		return cmd_asrefuse();
+	if (argc >= 3 && strcmp(argv[1], "refused") == 0)
+		return cmd_refused(strtoul(argv[2], NULL, 0));
 	if (argc >= 2 && strcmp(argv[1], "setmem") == 0)
 		return cmd_setmem();
 	if (argc >= 3 && strcmp(argv[1], "secmem") == 0)
@@ -463,7 +517,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && (strcmp(argv[1], "doublefree") == 0 || strcmp(argv[1], "interiorfree") == 0 ||
 			  strcmp(argv[1], "interiorrealloc") == 0))
 		return cmd_badfree(strtoul(argv[2], NULL, 0), argv[1][0] != 'i' ? 0 : argv[1][8] == 'f' ? 1 : 2);
-	fprintf(stderr, "usage: ossl_probe sizemax|exhaust SOFT|twocopies PATH|setmem|secmem MODE|"
+	fprintf(stderr, "usage: ossl_probe sizemax|exhaust SOFT|refused SOFT|twocopies PATH|setmem|secmem MODE|"
 		"doublefree SIZE|interiorfree SIZE|interiorrealloc SIZE\n");
 	return 2;
 }
