@@ -928,7 +928,11 @@ __attribute__((destructor)) static void heap_report(void)
 		sm_adopt_each(report_adopted, NULL);
 }
 
+#if __has_attribute(copy) /* gcc 9 and later; not clang 14 */
 extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), copy(malloc), visibility("hidden")));
+#else
+extern __typeof(malloc) hp_malloc_here __attribute__((alias("malloc"), visibility("hidden")));
+#endif
 
 void hp_start(void)
 {

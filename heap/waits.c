@@ -45,6 +45,11 @@
  *    every call, without asking.
  */
 #define _GNU_SOURCE
+/* This file defines read, recv, recvfrom, poll and ppoll: with
+ * _FORTIFY_SOURCE, glibc's headers define inline wrappers of them first,
+ * and clang then drops the definitions' visibility("default") (the
+ * module would not interpose them). */
+#undef _FORTIFY_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -606,7 +611,15 @@ HP_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 }
 
 /* _FORTIFY_SOURCE's checked versions (glibc's call its internal read, recv,
- * poll): checked here as glibc does, then the calls above. */
+ * poll): checked here as glibc does, then the calls above.  (Their
+ * declarations come with _FORTIFY_SOURCE, off in this file.) */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *addr,
+		       socklen_t *len);
+int __poll_chk(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo, const sigset_t *mask, size_t fdslen);
+
 HP_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	if (n > buflen)
