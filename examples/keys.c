@@ -10,9 +10,12 @@
  * (the token, of another size class, sits on a second one), not one page
  * and one file each.  The allocator maps secret memory in chunks - the
  * first is 16 pages (64 KiB) in one mapping, less under a small memory-lock
- * limit - and faults their pages in only as they are needed, 8 at a time:
- * so the statistics below show 16 pages mapped and 8 faulted in, of which
- * two hold the secrets.  Every block is zeroed by secretmem_free().
+ * limit - and faults their pages in only as they are needed: so the
+ * statistics below show 16 pages mapped and 2 faulted in, the two that hold
+ * the secrets, where the kernel charges the memory-lock limit at mmap (up
+ * to 32 more on kernels that charge at the first touch, where the library
+ * faults ahead to make fewer calls: secretmem(7)).  Every block is zeroed
+ * by secretmem_free().
  *
  * Build: cc keys.c $(pkg-config --cflags --libs secretmem)
  */
