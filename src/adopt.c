@@ -502,11 +502,12 @@ static int each_mapping(uintptr_t lo, uintptr_t hi, int (*fn)(const struct seg *
 struct lock_arg {
 	int flags, fresh;
 	const char *by;
+	int err; /* the kernel's ENOMEM for a part it could not fault in */
 };
 
 static int lock_part(const struct seg *v, int i, int j, void *arg)
 {
-	const struct lock_arg *l = arg;
+	struct lock_arg *l = arg;
 
 	if (v[i].kind == SEG_SECRET) { /* locked by the kernel already */
 		set_locked(v[i].lo, v[i].hi, 1);
@@ -518,13 +519,22 @@ static int lock_part(const struct seg *v, int i, int j, void *arg)
 			return 0;
 		atomic_store(&last_refusal, arc);
 	}
-	/* not ours to make secret, or it could not be: the kernel's lock */
-	return sys_lock(v[i].lo, v[j - 1].hi, l->flags);
+	/* not ours to make secret, or it could not be: the kernel's lock.
+	 * Its ENOMEM for pages it cannot fault in (PROT_NONE) comes after
+	 * it locked every mapping of the range: the walk goes on as the
+	 * kernel's does, and that ENOMEM is the answer at the end */
+	int rc = sys_lock(v[i].lo, v[j - 1].hi, l->flags);
+	if (rc == -ENOMEM) {
+		if (!l->err)
+			l->err = rc;
+		return 0;
+	}
+	return rc;
 }
 
 int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char *by)
 {
-	struct lock_arg l = { flags, fresh, by };
+	struct lock_arg l = { flags, fresh, by, 0 };
 	uintptr_t lo, hi, at;
 	int saved = errno;
 
@@ -538,6 +548,8 @@ int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char
 	/* the maps, even where records cover the range: a record may be
 	 * stale (a raw munmap, then a new mapping at its place) */
 	int rc = each_mapping(lo, hi, lock_part, &l, &at);
+	if (rc == 0)
+		rc = l.err;
 	if (rc == NO_MAPS && holding_all(at, hi)) {
 		/* no way to look: the records say it is adopted already, and
 		 * the kernel would refuse it */

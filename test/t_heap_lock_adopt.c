@@ -94,6 +94,26 @@ static const char *secret(const void *p, size_t len)
 	return covered == len ? "yes" : covered ? "part" : other ? "no" : "unmapped";
 }
 
+/* The Locked: kB of the mapping that holds p (smaps), or -1. */
+static long locked_kb(const void *p)
+{
+	char line[512];
+	long kb = -1;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = a <= (uintptr_t)p && (uintptr_t)p < b;
+		else if (in && sscanf(line, "Locked: %ld kB", &kb) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 /* The start of the mapping that holds p. */
 static uintptr_t mapping_start(const void *p)
 {
@@ -478,6 +498,19 @@ static int edges(void)
 	printf("child writes a heap block after DOFORK around its mapping: %s\n", forked(child_writes, hp));
 	printf("parent reads %c\n", *hp);
 	free(hb);
+
+	/* mlock over [rw][PROT_NONE][rw]: the kernel locks every mapping
+	 * and says ENOMEM for the page it cannot fault in; the walk must go
+	 * on past it (it stopped there: the last page was neither secret
+	 * nor locked) */
+	unsigned char *pn = anon(3 * PS, 0);
+	memset(pn, 'N', 3 * PS);
+	mprotect(pn + PS, PS, PROT_NONE);
+	printf("mlock over a PROT_NONE page: %s\n", rc(mlock(pn, 3 * PS)));
+	printf("secret before a PROT_NONE page %s\n", secret(pn, PS));
+	printf("secret after a PROT_NONE page %s\n", secret(pn + 2 * PS, PS));
+	printf("locked after a PROT_NONE page: %d, kept %d\n", locked_kb(pn + 2 * PS) > 0, all(pn + 2 * PS, PS, 'N'));
+	munmap(pn, 3 * PS);
 
 	/* mprotect over [locked][hole]: the kernel changes the first part
 	 * and says ENOMEM; then the range grows (no fork between: the
@@ -1070,10 +1103,10 @@ int main(int argc, char **argv)
 	self[n] = '\0';
 	const char *me = geteuid() == 0 ? "root" : "this user";
 	calls_both("calls", 5, 0, me);
-	calls_both("edges", 9, 0, me);
+	calls_both("edges", 11, 0, me);
 	if (geteuid() == 0) {
 		calls_both("calls", 5, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
-		calls_both("edges", 9, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
+		calls_both("edges", 11, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
 	}
 	static char out[4096];
 	int ws = hr_run(self, "threads", 1, NULL, out, sizeof(out));
