@@ -26,6 +26,13 @@
  *            descriptor for the heap's copy: the child says why it ends.
  *  align:    memalign(2 MiB, 16) is secret memory and takes 2 to 2.25 MiB
  *            of the memory-lock limit, as secretmem-heap(7) says.
+ *  quiesce:  two threads replace published malloc() blocks all the time
+ *            and the program's pthread_atfork prepare handler holds them
+ *            during each of 200 forks (forkquiesce.c): every child finds
+ *            each block as it was published, as secretmem-heap(7) says
+ *            (the heap is copied while other threads run; the module's
+ *            handlers are registered first, so the program's prepare
+ *            handlers run before the copy).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -38,6 +45,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
+#include "forkquiesce.h"
 #include <sys/wait.h>
 #include <unistd.h>
 #include "heaprig.h"
@@ -218,6 +226,21 @@ static int case_align(void)
 	return 0;
 }
 
+static void *heap_malloc(size_t n)
+{
+	return malloc(n);
+}
+
+static int case_quiesce(void)
+{
+	fq_start(heap_malloc, free);
+	int torn = fq_torn_children(1, 200);
+	printf("quiesce: writers held, %d of 200 children found a block with other contents\n", torn);
+	printf("quiesce: writers not held, %d of 200 (for the record)\n", fq_torn_children(0, 200));
+	fq_stop();
+	return torn ? 1 : 0;
+}
+
 static int case_daemon(void)
 {
 	char *p = malloc(1000); /* a heap to copy */
@@ -249,6 +272,8 @@ int main(int argc, char **argv)
 			return case_daemon();
 		if (!strcmp(argv[1], "align"))
 			return case_align();
+		if (!strcmp(argv[1], "quiesce"))
+			return case_quiesce();
 		return 2;
 	}
 	tl_need_secretmem();
@@ -266,6 +291,7 @@ int main(int argc, char **argv)
 		{ "shrink", 256 << 10, "SECRETMEM_REQUIRE=1", "shrink, REQUIRE: NULL with ENOMEM" },
 		{ "daemon", 8 << 20, NULL, "the child ends with status 127" },
 		{ "align", 8 << 20, NULL, "align: memalign(2 MiB, 16) took" },
+		{ "quiesce", 8 << 20, NULL, "quiesce: writers held, 0 of 200" },
 	};
 	static char out[1 << 16];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
