@@ -454,6 +454,7 @@ static void init(void)
 	st_set(&stats->require, (uint64_t)require);
 	pthread_key_create(&thread_key, thread_exit);
 	sm_region_observer = observe;
+	sm_failure_hint_off(); /* warn_refused says it, once */
 	/* the library now: its fork handlers are registered before anyone's */
 	secretmem_free(secretmem_malloc(1));
 	/* and the streams' right after them (streams.c) */

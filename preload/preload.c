@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "internal.h"
 #include "secretmem.h"
 #include "preload.h"
 
@@ -64,6 +65,10 @@ static void init(void)
 	}
 	pl_report_wanted = r && strcmp(r, "1") == 0;
 	init_pid = getpid();
+	/* a refusal gets the module's one warning (fallback.c), not the
+	 * library's hint besides */
+	if (requested_mode != PL_MODE_OFF)
+		sm_failure_hint_off();
 	/* another object holds the secure heap: stay out of its way (reach.c) */
 	if (requested_mode != PL_MODE_OFF && pl_reach_winner())
 		requested_mode = PL_MODE_OFF;

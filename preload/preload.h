@@ -26,9 +26,10 @@
  *              for a library opened with RTLD_DEEPBIND (libs.c's dlopen)
  *   dlfrom.c   dlopen() with the caller's search path
  * (dynobj.c and dlfrom.c are linked into the heap module too.)
- * It uses libsecretmem through include/secretmem.h, plus two internal calls
- * (src/internal.h: sm_free_if_ours, a free with a single lookup, and
- * sm_in_our_memory), and has no link-time dependency on OpenSSL: what it
+ * It uses libsecretmem through include/secretmem.h, plus three internal
+ * calls (src/internal.h: sm_free_if_ours, a free with a single lookup,
+ * sm_in_our_memory, and sm_failure_hint_off, which leaves the warning of a
+ * refusal to fallback.c), and has no link-time dependency on OpenSSL: what it
  * needs is looked up with dlsym().
  */
 #ifndef SECRETMEM_PRELOAD_H

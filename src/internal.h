@@ -426,6 +426,9 @@ extern _Atomic size_t sm_fallback_regions;
 void sm_failure_note(int cause, size_t bytes);
 int sm_failure_last(size_t *bytes);
 void sm_failure_hint(void);
+/* No hint from now on: the heap and preload modules print one warning of
+ * their own for a refusal, with its cause and figures. */
+void sm_failure_hint_off(void);
 /* Non-zero while this thread makes an attempt whose failure is not the
  * caller's (secretmem_realloc's room to grow): nothing is noted or hinted. */
 extern __thread int sm_failure_quiet __attribute__((tls_model("initial-exec")));

@@ -170,6 +170,11 @@ void sm_failure_hint(void)
 	sm_warn(line, NULL, NULL);
 }
 
+void sm_failure_hint_off(void)
+{
+	atomic_store(&hinted, 1);
+}
+
 /* Why a mapping of bytes failed with err: a seccomp filter once the call
  * gate refuses new secret memory (callgate.c), else the memory-lock limit
  * when one applies and err is its errno or the figures show it is reached. */

@@ -91,6 +91,7 @@ int main(int argc, char **argv)
 	char *w = strstr(out, line);
 	TL_CHECK(w, "no warning with the figures");
 	TL_CHECK(!strstr(w + 1, "secretmem-heap: warning"), "more than one warning");
+	TL_CHECK(!strstr(out, "secretmem: warning"), "the library's hint besides the module's warning");
 	const char *env[] = { "SECRETMEM_REQUIRE=1", NULL };
 	st = hr_run(argv[0], "require", 1, env, out, sizeof(out));
 	printf("%s", out);
