@@ -183,6 +183,15 @@ void hp_say(const char *msg)
 		sm_put(line);
 }
 
+static const char *cause_name(int failure)
+{
+	return failure == SECRETMEM_FAILURE_MEMLOCK ? "memory-lock limit"
+	       : failure == SECRETMEM_FAILURE_SANDBOX ? "sandbox"
+	       : failure == SECRETMEM_FAILURE_NOSYS   ? "not in this kernel"
+	       : failure == SECRETMEM_FAILURE_FDS     ? "no file descriptor"
+						      : "out of memory";
+}
+
 static void warn_refused(void)
 {
 	struct secretmem_stats st;
@@ -210,12 +219,24 @@ static void warn_refused(void)
 		 "secret memory refused (cause: %s; RLIMIT_MEMLOCK %s; in use: %zu bytes of secret memory, "
 		 "%zu of locked fallback): new blocks go to ordinary memory until secret memory is freed "
 		 "(SECRETMEM_REQUIRE=1 makes malloc fail instead)",
-		 st.last_failure == SECRETMEM_FAILURE_MEMLOCK ? "memory-lock limit"
-		 : st.last_failure == SECRETMEM_FAILURE_SANDBOX ? "sandbox"
-		 : st.last_failure == SECRETMEM_FAILURE_NOSYS ? "not in this kernel"
-		 : st.last_failure == SECRETMEM_FAILURE_FDS ? "no file descriptor"
-							  : "out of memory",
-		 lim, st.secret_bytes, st.fallback_bytes);
+		 cause_name((int)st.last_failure), lim, st.secret_bytes, st.fallback_bytes);
+	hp_say(msg);
+}
+
+/* At start: the first chunk went to the library's locked fallback, because
+ * memfd_secret(2) is refused (a sandbox since before the start, an old
+ * kernel).  The library says nothing of a fallback it met at its first
+ * call; the heap, every block of it, is there: one warning. */
+static void warn_fallback_heap(void)
+{
+	size_t bytes;
+	char msg[400];
+
+	snprintf(msg, sizeof(msg),
+		 "memfd_secret(2) is not usable here (cause: %s): the heap is in libsecretmem's locked fallback, "
+		 "kept out of swap and core dumps but readable by root (SECRETMEM_REQUIRE=1 makes malloc fail "
+		 "instead)",
+		 cause_name(sm_failure_last(&bytes)));
 	hp_say(msg);
 }
 
@@ -466,6 +487,8 @@ static void init(void)
 	size_t s, f;
 	region_backend_totals(&s, &f);
 	observe(s, f);
+	if (f && !s)
+		warn_fallback_heap();
 	st_set(&stats->state, SM_HEAP_ACTIVE);
 	__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 }

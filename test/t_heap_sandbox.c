@@ -7,8 +7,12 @@
  * program keeps running, its figures page counts the fallback bytes, and
  * the blocks made before stay secret.  With SECRETMEM_REQUIRE=1 malloc
  * returns NULL (ENOMEM) once the secret memory already mapped is used up.
+ * A filter inherited at start (ERRNO EPERM, then ENOSYS): the heap is in
+ * the fallback from its first block, and the module says so in one
+ * warning naming the cause (it said nothing).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,12 +61,50 @@ static int child(const char *mode)
 	return 0;
 }
 
+/* The heap started under the filter: every block in the fallback. */
+static int child_start(void)
+{
+	int fallback = 0;
+
+	TL_CHECK(hr_active(), "the heap module is not active");
+	for (int i = 0; i < 100; i++) {
+		char *p = malloc(1024);
+		TL_CHECK(p, "malloc: %s", strerror(errno));
+		fallback += hr_where(p) == 'f';
+	}
+	printf("fallback %d of 100\nchild ok\n", fallback);
+	return fallback == 100 ? 0 : 1;
+}
+
+static const char *self;
+static char out[16384];
+
+/* Runs the program again under a filter refusing memfd_secret with errno
+ * (arg): the heap starts there. */
+static int under_filter(void *arg)
+{
+	int err = (int)(intptr_t)arg;
+
+	TL_CHECK(tl_seccomp_block(SYS_memfd_secret, err) == 0, "seccomp filter");
+	int st = hr_run(self, "start", 1, NULL, out, sizeof(out));
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "child ok"), "start: %s", tl_status_str(st));
+	const char *want = err == ENOSYS ? "secretmem-heap: warning: memfd_secret(2) is not usable here (cause: not in "
+					   "this kernel): the heap is in libsecretmem's locked fallback"
+					 : "secretmem-heap: warning: memfd_secret(2) is not usable here (cause: sandbox): "
+					   "the heap is in libsecretmem's locked fallback";
+	const char *w = strstr(out, want);
+	TL_CHECK(w, "no warning that the heap is in the fallback, with its cause");
+	TL_CHECK(strstr(out, "warning") == strstr(w, "warning") && !strstr(strchr(w, '\n'), "warning"),
+		 "more than one warning");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	char out[16384];
-
 	if (argc > 1)
-		return child(argv[1]);
+		return strcmp(argv[1], "start") == 0 ? child_start() : child(argv[1]);
+	self = argv[0];
 	tl_need_secretmem();
 	hr_module();
 	int st = hr_run(argv[0], "default", 1, NULL, out, sizeof(out));
@@ -72,6 +114,12 @@ int main(int argc, char **argv)
 	st = hr_run(argv[0], "require", 1, env, out, sizeof(out));
 	printf("%s", out);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "child ok"), "require: %s", tl_status_str(st));
+	for (int k = 0; k < 2; k++) {
+		st = tl_run_child(under_filter, (void *)(intptr_t)(k ? ENOSYS : EPERM), out, sizeof(out));
+		printf("%s", out);
+		TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "started under a filter (%s): %s", k ? "ENOSYS" : "EPERM",
+			 tl_status_str(st));
+	}
 	printf("pass\n");
 	return 0;
 }
