@@ -91,24 +91,48 @@ static int ret(int rc)
 	return 0;
 }
 
-static int lock_range(const void *addr, size_t len, int flags, int fresh, const void *ra)
+/* The one warning about ranges the program locked that secret memory
+ * refused (why: the adoption's error, or 0 where secret memory is not
+ * usable at all); rc: the kernel's own lock of it then. */
+static void say_refused_lock(int why, int rc)
 {
-	hp_start(); /* a program may lock memory before its first malloc */
-	if (!adopting())
-		return os_pass_mlock(addr, len, flags);
-	int rc = sm_adopt_lock(addr, len, flags, fresh, caller(ra));
-	int why = sm_adopt_last_refusal();
-	/* said when the kernel locked what could not be made secret (where
-	 * it refused too, the program has its error, as without the module) */
-	if (why && rc == 0 && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+	if (__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		return;
+	if (rc) /* locked without the module, perhaps: the heap's secret memory counts too */
+		hp_say(why == -EAGAIN || why == -ENOMEM
+			       ? "a range the program locked is neither secret nor locked: the memory-lock limit "
+				 "refused it, and the heap's own secret memory counts against that limit (raise "
+				 "ulimit -l)"
+			       : "a range the program locked is neither secret nor locked: secret memory and then "
+				 "the kernel's lock refused it");
+	else
 		hp_say(why == -EAGAIN || why == -ENOMEM
 			       ? "a range the program locked stays in ordinary (locked) memory: the memory-lock limit "
 				 "or memory refused secret memory for it (raise ulimit -l)"
 		       : why == -EMFILE || why == -ENFILE
 			       ? "a range the program locked stays in ordinary (locked) memory: no file could be "
 				 "opened (the open-file limit; raise ulimit -n)"
-			       : "a range the program locked stays in ordinary (locked) memory: secret memory was "
-				 "refused for it");
+		       : why ? "a range the program locked stays in ordinary (locked) memory: secret memory was "
+			       "refused for it"
+			     : "a range the program locked stays in ordinary (locked) memory: memfd_secret(2) is "
+			       "not usable here (a seccomp filter, or the kernel)");
+}
+
+static int lock_range(const void *addr, size_t len, int flags, int fresh, const void *ra)
+{
+	hp_start(); /* a program may lock memory before its first malloc */
+	if (!adopting()) {
+		int rc = os_pass_mlock(addr, len, flags);
+		/* serving, but secret memory is refused: said, as for a range
+		 * refused below (a filter that kills was said when it came) */
+		if (hp_serving() && !sm_secret_new_is_off() && len)
+			say_refused_lock(0, rc);
+		return rc;
+	}
+	int rc = sm_adopt_lock(addr, len, flags, fresh, caller(ra));
+	int why = sm_adopt_last_refusal();
+	if (why)
+		say_refused_lock(why, rc);
 	hp_adopt_figures();
 	return rc;
 }

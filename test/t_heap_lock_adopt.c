@@ -1085,9 +1085,48 @@ static int scan_run(int heap, struct sm_heap_stats *st)
 	return hits;
 }
 
+/* How many times s occurs in out. */
+static int count_in(const char *out, const char *s)
+{
+	int n = 0;
+
+	for (const char *p = strstr(out, s); p; p = strstr(p + 1, s))
+		n++;
+	return n;
+}
+
+/*
+ * refused: secret memory refuses a range the program locks, in heap mode.
+ * filter: a seccomp filter installed now answers memfd_secret with ENOSYS;
+ * the range is the kernel's lock.  limit (run under a 64 KiB limit, the
+ * heap holding part of it): a 64 KiB range is refused by secret memory and
+ * by the kernel.  Each prints the result; the caller checks the one
+ * warning.
+ */
+static int refused(const char *how)
+{
+	char *h = malloc(100); /* a heap, in secret memory */
+	TL_CHECK(h && hr_where(h) == 's', "the heap is not secret memory");
+	if (strcmp(how, "filter") == 0) {
+		TL_CHECK(tl_seccomp_block(SYS_memfd_secret, ENOSYS) == 0, "seccomp filter");
+		unsigned char *m = anon(2 * PS, 0);
+		printf("mlock under the filter: %s\n", rc(mlock(m, 2 * PS)));
+		printf("locked %d, secret %s\n", locked_kb(m) == 8, secret(m, 2 * PS));
+		printf("mlock again: %s\n", rc(mlock(m, 2 * PS)));
+	} else {
+		unsigned char *m = anon(16 * PS, 0);
+		printf("mlock at the limit: %s\n", rc(mlock(m, 16 * PS)));
+		printf("locked %d, secret %s\n", locked_kb(m) > 0, secret(m, 16 * PS));
+	}
+	free(h);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && strncmp(argv[1], "refused-", 8) == 0)
+		return refused(argv[1] + 8);
 	if (argc == 3 && strcmp(argv[1], "scan") == 0)
 		return scan(atoi(argv[2]));
 	if (argc == 2 && strcmp(argv[1], "calls") == 0)
@@ -1109,7 +1148,28 @@ int main(int argc, char **argv)
 		calls_both("edges", 11, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
 	}
 	static char out[4096];
-	int ws = hr_run(self, "threads", 1, NULL, out, sizeof(out));
+	/* secret memory refuses a locked range: the kernel's answer, and the
+	 * one warning that says so (there was none) */
+	int ws = hr_run_user(self, "refused-filter", 1, NULL, 0, out, sizeof(out));
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strstr(out, "mlock under the filter: 0\n") &&
+			 strstr(out, "locked 1, secret no") && strstr(out, "mlock again: 0\n"),
+		 "heap mode, a filter refusing memfd_secret: the range is not the kernel's lock: %s", tl_status_str(ws));
+	TL_CHECK(count_in(out, "secretmem-heap: warning: a range the program locked stays in ordinary (locked) memory: "
+			       "memfd_secret(2) is not usable here") == 1 && count_in(out, "warning") == 1,
+		 "heap mode, a filter refusing memfd_secret: want one warning");
+	if (geteuid() == 0) {
+		ws = hr_run_user(self, "refused-limit", 1, NULL, 64 << 10, out, sizeof(out));
+		printf("%s", out);
+		TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strstr(out, "mlock at the limit: ") &&
+				 !strstr(out, "mlock at the limit: 0\n") && strstr(out, "locked 0, secret no"),
+			 "heap mode, at the limit: %s", tl_status_str(ws));
+		TL_CHECK(count_in(out, "secretmem-heap: warning: a range the program locked is neither secret nor locked: "
+				       "the memory-lock limit refused it, and the heap's own secret memory counts") == 1 &&
+				 count_in(out, "warning") == 1,
+			 "heap mode, a lock refused at the limit by secret memory and the kernel: want one warning");
+	}
+	ws = hr_run(self, "threads", 1, NULL, out, sizeof(out));
 	printf("%s", out);
 	TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strstr(out, "secret yes"),
 		 "heap mode: locking, unmapping and forking in threads at once: %s", tl_status_str(ws));
