@@ -102,6 +102,17 @@ static int c_double_free_realloc0(void)
 	return 0;
 }
 
+/* the slot after a fresh block, never handed out: the same message
+ * (secretmem_free(3)) */
+static int c_double_free_never_given(void)
+{
+	unsigned char *p = secretmem_malloc(32);
+	CK(p, "malloc");
+	CK(secretmem_usable_size(p) == 32, "usable size %zu", secretmem_usable_size(p));
+	secretmem_free(p + 64);
+	return 0;
+}
+
 /* ---- foreign pointers ------------------------------------------------- */
 
 static int c_foreign_libc(void)
@@ -496,6 +507,7 @@ static const struct bad_case cases[] = {
 	{ "double-free-small", c_double_free_small, DIES, SIGABRT, MSG_DOUBLE, NULL, 0, 0 },
 	{ "double-free-large", c_double_free_large, DIES, SIGABRT, MSG_DOUBLE, NULL, 0, 0 },
 	{ "double-free-after-realloc0", c_double_free_realloc0, DIES, SIGABRT, MSG_DOUBLE, NULL, 0, 0 },
+	{ "double-free-never-handed-out", c_double_free_never_given, DIES, SIGABRT, MSG_DOUBLE, NULL, 0, 0 },
 	{ "foreign-libc", c_foreign_libc, DIES, SIGABRT, MSG_FOREIGN, NULL, 0, 0 },
 	{ "foreign-stack", c_foreign_stack, DIES, SIGABRT, MSG_FOREIGN, NULL, 0, 0 },
 	{ "foreign-region", c_foreign_region, DIES, SIGABRT, MSG_FOREIGN, NULL, 0, 0 },
