@@ -502,7 +502,7 @@ static int each_mapping(uintptr_t lo, uintptr_t hi, int (*fn)(const struct seg *
 struct lock_arg {
 	int flags, fresh;
 	const char *by;
-	int err; /* the kernel's ENOMEM for a part it could not fault in */
+	int err; /* the kernel's ENOMEM for a PROT_NONE part */
 };
 
 static int lock_part(const struct seg *v, int i, int j, void *arg)
@@ -519,17 +519,19 @@ static int lock_part(const struct seg *v, int i, int j, void *arg)
 			return 0;
 		atomic_store(&last_refusal, arc);
 	}
-	/* not ours to make secret, or it could not be: the kernel's lock.
-	 * Its ENOMEM for pages it cannot fault in (PROT_NONE) comes after
-	 * it locked every mapping of the range: the walk goes on as the
-	 * kernel's does, and that ENOMEM is the answer at the end */
-	int rc = sys_lock(v[i].lo, v[j - 1].hi, l->flags);
-	if (rc == -ENOMEM) {
-		if (!l->err)
-			l->err = rc;
-		return 0;
+	/* PROT_NONE: the kernel locks it but cannot fault it in, and its
+	 * ENOMEM for that comes after it locked every mapping of the range.
+	 * Locked here without the fault-in, so that an ENOMEM of the limit
+	 * (nothing locked) still ends the walk, which then goes on as the
+	 * kernel's does; the kernel's ENOMEM is the answer at the end */
+	if (!(v[i].prot & (PROT_READ | PROT_WRITE | PROT_EXEC))) {
+		int rc = sys_lock(v[i].lo, v[j - 1].hi, l->flags | MLOCK_ONFAULT);
+		if (rc == 0 && !(l->flags & MLOCK_ONFAULT) && !l->err)
+			l->err = -ENOMEM;
+		return rc;
 	}
-	return rc;
+	/* not ours to make secret, or it could not be: the kernel's lock */
+	return sys_lock(v[i].lo, v[j - 1].hi, l->flags);
 }
 
 int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char *by)
@@ -548,8 +550,6 @@ int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char
 	/* the maps, even where records cover the range: a record may be
 	 * stale (a raw munmap, then a new mapping at its place) */
 	int rc = each_mapping(lo, hi, lock_part, &l, &at);
-	if (rc == 0)
-		rc = l.err;
 	if (rc == NO_MAPS && holding_all(at, hi)) {
 		/* no way to look: the records say it is adopted already, and
 		 * the kernel would refuse it */
@@ -560,6 +560,8 @@ int sm_adopt_lock(const void *addr, size_t len, int flags, int fresh, const char
 		rc = sys_lock(at, hi, flags);
 		atomic_store(&last_refusal, -EMFILE);
 	}
+	if (rc == 0)
+		rc = l.err;
 	region_fork_unlock();
 	sm_cancel_restore(cancel);
 	errno = saved;
