@@ -175,12 +175,14 @@ static void fork_child(void)
 void hp_say(const char *msg)
 {
 	char line[512];
+	int saved = errno; /* the program's call keeps its own */
 	int n = snprintf(line, sizeof(line), "secretmem-heap: warning: %s\n", msg);
 
 	/* raw writes: write(2) is a cancellation point, and this runs inside
 	 * malloc and fork(), which must not act on a cancellation request */
 	if (n > 0)
 		sm_put(line);
+	errno = saved;
 }
 
 static const char *cause_name(int failure)
@@ -201,9 +203,11 @@ static void warn_refused(void)
 		return;
 	if (sm_secret_new_is_off()) {
 		/* the figures take system calls the filter would stop */
-		hp_say("secret memory refused (cause: sandbox: the seccomp filter the program installed would stop "
-		       "the calls that make it): new blocks go to ordinary memory (SECRETMEM_REQUIRE=1 makes malloc "
-		       "fail instead)");
+		hp_say(require ? "secret memory refused (cause: sandbox: the seccomp filter the program installed "
+				 "would stop the calls that make it): malloc fails with ENOMEM (SECRETMEM_REQUIRE=1)"
+			       : "secret memory refused (cause: sandbox: the seccomp filter the program installed "
+				 "would stop the calls that make it): new blocks go to ordinary memory "
+				 "(SECRETMEM_REQUIRE=1 makes malloc fail instead)");
 		return;
 	}
 	t_busy++;
@@ -217,9 +221,11 @@ static void warn_refused(void)
 	st_set(&stats->warn_secret, st.secret_bytes);
 	snprintf(msg, sizeof(msg),
 		 "secret memory refused (cause: %s; RLIMIT_MEMLOCK %s; in use: %zu bytes of secret memory, "
-		 "%zu of locked fallback): new blocks go to ordinary memory until secret memory is freed "
-		 "(SECRETMEM_REQUIRE=1 makes malloc fail instead)",
-		 cause_name((int)st.last_failure), lim, st.secret_bytes, st.fallback_bytes);
+		 "%zu of locked fallback): %s",
+		 cause_name((int)st.last_failure), lim, st.secret_bytes, st.fallback_bytes,
+		 require ? "malloc fails with ENOMEM while it is refused (SECRETMEM_REQUIRE=1)"
+			 : "new blocks go to ordinary memory until secret memory is freed (SECRETMEM_REQUIRE=1 "
+			   "makes malloc fail instead)");
 	hp_say(msg);
 }
 
@@ -234,10 +240,11 @@ static void warn_fallback_heap(void)
 
 	snprintf(msg, sizeof(msg),
 		 "memfd_secret(2) is not usable here (cause: %s): the heap is in libsecretmem's locked fallback, "
-		 "kept out of swap and core dumps but readable by root (SECRETMEM_REQUIRE=1 makes malloc fail "
-		 "instead)",
+		 "kept out of swap and core dumps but readable by root, and memory the program locks is not made "
+		 "secret (SECRETMEM_REQUIRE=1 makes malloc fail instead)",
 		 cause_name(sm_failure_last(&bytes)));
 	hp_say(msg);
+	hp_lock_refusal_said(); /* the same cause: said once */
 }
 
 /* ---- the early arena (.bss, ordinary memory) ------------------------------ */
@@ -532,13 +539,20 @@ static void note_refusal(void)
 	warn_refused();
 }
 
+/* Secret memory refused under SECRETMEM_REQUIRE=1: NULL with ENOMEM, one
+ * warning. */
+static void *fail_required(void)
+{
+	warn_refused();
+	errno = ENOMEM;
+	return NULL;
+}
+
 /* Secret memory refused for this request: NULL (require), else plain. */
 static void *refused(size_t align, size_t size, int zero)
 {
-	if (require) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (require)
+		return fail_required();
 	void *p = plain_alloc(align, size, zero);
 	if (!p)
 		return NULL; /* impossible size: no word about secret memory */
@@ -719,10 +733,8 @@ static void *realloc_any(void *p, size_t size)
 			}
 			if (errno == EINVAL)
 				return NULL; /* an impossible size: no word about secret memory */
-			if (require) {
-				errno = ENOMEM;
-				return NULL;
-			}
+			if (require)
+				return fail_required();
 			note_refusal();
 		}
 		if (stood_down != SD_OTHER)
@@ -990,10 +1002,8 @@ void *hp_arena_alloc(size_t size, int *plain)
 		if (p)
 			return p;
 	}
-	if (require) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (require)
+		return fail_required();
 	note_refusal();
 	*plain = 1;
 	return NULL;

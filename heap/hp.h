@@ -35,6 +35,9 @@ int hp_serving(void);
 void hp_start(void);
 /* The adopted ranges' figures (mmcalls.c) to the figures page. */
 void hp_adopt_figures(void);
+/* mmcalls.c: the warning about locked ranges not made secret is said
+ * already (heap.c's, when the heap starts in the fallback). */
+void hp_lock_refusal_said(void);
 
 /* Python's arenas (pyarena.c): a secret block of size bytes, or NULL; then
  * *plain is 1 when the arena may be ordinary memory instead (the module's

@@ -91,6 +91,11 @@ static int ret(int rc)
 	return 0;
 }
 
+void hp_lock_refusal_said(void)
+{
+	__atomic_store_n(&warned, 1, __ATOMIC_RELAXED);
+}
+
 /* The one warning about ranges the program locked that secret memory
  * refused (why: the adoption's error, or 0 where secret memory is not
  * usable at all); rc: the kernel's own lock of it then. */
@@ -123,10 +128,12 @@ static int lock_range(const void *addr, size_t len, int flags, int fresh, const 
 	hp_start(); /* a program may lock memory before its first malloc */
 	if (!adopting()) {
 		int rc = os_pass_mlock(addr, len, flags);
-		/* serving, but secret memory is refused: said, as for a range
-		 * refused below (a filter that kills was said when it came) */
-		if (hp_serving() && !sm_secret_new_is_off() && len)
-			say_refused_lock(0, rc);
+		/* serving, but secret memory is refused: a range the kernel
+		 * locked is said, as one refused below (a filter that kills was
+		 * said when it came; the kernel's refusal is the program's
+		 * error, secret memory was not tried) */
+		if (rc == 0 && len && hp_serving() && !sm_secret_new_is_off())
+			say_refused_lock(0, 0);
 		return rc;
 	}
 	int rc = sm_adopt_lock(addr, len, flags, fresh, caller(ra));
@@ -185,6 +192,9 @@ static void *map(void *addr, size_t len, int prot, int flags, int fd, off_t off,
 		 * given back (unless another thread took it meanwhile) */
 		os_pass_munlock(p, len);
 		lock_range(p, len, 0, 1, ra);
+	} else if (!adopt && (flags & MAP_LOCKED) && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE &&
+		   (prot & PROT_READ) && !(prot & PROT_EXEC) && hp_serving() && !sm_secret_new_is_off()) {
+		say_refused_lock(0, 0); /* what mlock says of it (lock_range) */
 	} else if (adopt) {
 		rc = lock_range(p, len, 0, 1, ra);
 		if (rc) {

@@ -114,6 +114,26 @@ static long locked_kb(const void *p)
 	return kb;
 }
 
+/* 1 if the mapping that holds p is locked (VmFlags "lo" in smaps): also
+ * a mapping with no page in memory, which Locked: does not show. */
+static int vm_locked(const void *p)
+{
+	char line[512];
+	int in = 0, lo = -1;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	while (f && lo < 0 && fgets(line, sizeof(line), f)) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = a <= (uintptr_t)p && (uintptr_t)p < b;
+		else if (in && strncmp(line, "VmFlags:", 8) == 0)
+			lo = strstr(line, " lo") != NULL;
+	}
+	if (f)
+		fclose(f);
+	return lo;
+}
+
 /* The start of the mapping that holds p. */
 static uintptr_t mapping_start(const void *p)
 {
@@ -1110,13 +1130,45 @@ static int refused(const char *how)
 	if (strcmp(how, "filter") == 0) {
 		TL_CHECK(tl_seccomp_block(SYS_memfd_secret, ENOSYS) == 0, "seccomp filter");
 		unsigned char *m = anon(2 * PS, 0);
+		/* the program's own error first: no word (secret memory was
+		 * not tried; it took the one warning) */
+		unsigned char *gone = anon(PS, 0);
+		munmap(gone, PS);
+		printf("mlock of unmapped memory under the filter: %s\n", rc(mlock(gone, PS)));
 		printf("mlock under the filter: %s\n", rc(mlock(m, 2 * PS)));
 		printf("locked %d, secret %s\n", locked_kb(m) == 8, secret(m, 2 * PS));
 		printf("mlock again: %s\n", rc(mlock(m, 2 * PS)));
+	} else if (strcmp(how, "map") == 0) {
+		TL_CHECK(tl_seccomp_block(SYS_memfd_secret, ENOSYS) == 0, "seccomp filter");
+		unsigned char *m = mmap(NULL, 2 * PS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED,
+					-1, 0);
+		printf("MAP_LOCKED under the filter: %s\n", m == MAP_FAILED ? strerror(errno) : "ok");
+		printf("locked %d, secret %s\n", m != MAP_FAILED && vm_locked(m) == 1, secret(m, 2 * PS));
+	} else if (strcmp(how, "errno") == 0) {
+		/* the warning cannot be written (no standard error): the
+		 * program's mlock still leaves errno as it was */
+		TL_CHECK(tl_seccomp_block(SYS_memfd_secret, ENOSYS) == 0, "seccomp filter");
+		unsigned char *m = anon(2 * PS, 0);
+		int e2 = dup(2);
+		close(2);
+		errno = 0;
+		int r = mlock(m, 2 * PS);
+		int e = errno;
+		dup2(e2, 2);
+		printf("mlock with standard error closed: %d, errno %d\n", r, e);
 	} else {
 		unsigned char *m = anon(16 * PS, 0);
 		printf("mlock at the limit: %s\n", rc(mlock(m, 16 * PS)));
 		printf("locked %d, secret %s\n", locked_kb(m) > 0, secret(m, 16 * PS));
+		/* [32 pages][PROT_NONE][1 page] over the limit: the kernel
+		 * checks the whole range first and locks nothing (the walk went
+		 * on past the first part's ENOMEM, taking it for the PROT_NONE
+		 * page's) */
+		unsigned char *w = anon(34 * PS, 0);
+		mprotect(w + 32 * PS, PS, PROT_NONE);
+		printf("mlock over the limit and a PROT_NONE page: %s\n", rc(mlock(w, 34 * PS)));
+		printf("after it: PROT_NONE page locked %d, last page locked %d, secret %s\n", vm_locked(w + 32 * PS),
+		       vm_locked(w + 33 * PS), secret(w + 33 * PS, PS));
 	}
 	free(h);
 	return 0;
@@ -1153,16 +1205,35 @@ int main(int argc, char **argv)
 	int ws = hr_run_user(self, "refused-filter", 1, NULL, 0, out, sizeof(out));
 	printf("%s", out);
 	TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strstr(out, "mlock under the filter: 0\n") &&
+			 strstr(out, "mlock of unmapped memory under the filter: Cannot allocate memory") &&
 			 strstr(out, "locked 1, secret no") && strstr(out, "mlock again: 0\n"),
 		 "heap mode, a filter refusing memfd_secret: the range is not the kernel's lock: %s", tl_status_str(ws));
 	TL_CHECK(count_in(out, "secretmem-heap: warning: a range the program locked stays in ordinary (locked) memory: "
 			       "memfd_secret(2) is not usable here") == 1 && count_in(out, "warning") == 1,
 		 "heap mode, a filter refusing memfd_secret: want one warning");
+	/* (standard output is line-buffered: the order is the calls') */
+	TL_CHECK(strstr(out, "secretmem-heap: warning") > strstr(out, "mlock of unmapped memory under the filter"),
+		 "heap mode, a filter refusing memfd_secret: the warning came with the program's own failed mlock");
+	ws = hr_run_user(self, "refused-map", 1, NULL, 0, out, sizeof(out));
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strstr(out, "MAP_LOCKED under the filter: ok") &&
+			 strstr(out, "locked 1, secret no") &&
+			 count_in(out, "secretmem-heap: warning: a range the program locked stays in ordinary (locked) "
+				       "memory: memfd_secret(2) is not usable here") == 1 &&
+			 count_in(out, "warning") == 1,
+		 "heap mode, MAP_LOCKED under a filter refusing memfd_secret: want the kernel's lock and one warning: %s",
+		 tl_status_str(ws));
+	ws = hr_run_user(self, "refused-errno", 1, NULL, 0, out, sizeof(out));
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strstr(out, "mlock with standard error closed: 0, errno 0\n"),
+		 "heap mode: the unwritable warning changed errno: %s", tl_status_str(ws));
 	if (geteuid() == 0) {
 		ws = hr_run_user(self, "refused-limit", 1, NULL, 64 << 10, out, sizeof(out));
 		printf("%s", out);
 		TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strstr(out, "mlock at the limit: ") &&
-				 !strstr(out, "mlock at the limit: 0\n") && strstr(out, "locked 0, secret no"),
+				 !strstr(out, "mlock at the limit: 0\n") && strstr(out, "locked 0, secret no") &&
+				 strstr(out, "mlock over the limit and a PROT_NONE page: Cannot allocate memory") &&
+				 strstr(out, "after it: PROT_NONE page locked 0, last page locked 0, secret no"),
 			 "heap mode, at the limit: %s", tl_status_str(ws));
 		TL_CHECK(count_in(out, "secretmem-heap: warning: a range the program locked is neither secret nor locked: "
 				       "the memory-lock limit refused it, and the heap's own secret memory counts") == 1 &&
