@@ -50,8 +50,9 @@ static void count(int secure_heap, int ordinary)
 		__atomic_add_fetch(&pl_count[(secure_heap ? 0 : 2) + (ordinary ? 1 : 0)], 1, __ATOMIC_RELAXED);
 }
 
-/* SECRETMEM_REQUIRE=1 in force (the environment, or the program's
- * secretmem_set_require). */
+/* SECRETMEM_REQUIRE=1 in force: read from the environment by the module's
+ * own copy of the library (a program's secretmem_set_require sets its own
+ * libsecretmem's). */
 static int required(void)
 {
 	return secretmem_get_option(SECRETMEM_OPT_REQUIRE) == 1;
@@ -206,8 +207,9 @@ void *pl_secret_malloc(size_t num, int secure_heap)
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL)) {
 		describe(cause, sizeof(cause), num, err, 1);
 		snprintf(msg, sizeof(msg), "%s; %s%s", cause,
-			 required() ? "under SECRETMEM_REQUIRE=1 OpenSSL allocations fail"
-				    : "OpenSSL allocations use ordinary memory",
+			 !required()	? "OpenSSL allocations use ordinary memory"
+			 : unusable(err) ? "so OpenSSL allocations fail" /* the cause names REQUIRE */
+					 : "under SECRETMEM_REQUIRE=1 OpenSSL allocations fail",
 			 !unusable(err) ? " until secret memory is freed or the limit is raised"
 			 : required()   ? " instead of using ordinary memory"
 					: ", neither locked nor kept out of core dumps");
