@@ -64,6 +64,9 @@ void fq_start(void *(*alloc)(size_t), void (*release)(void *))
 	fq_alloc = alloc;
 	fq_release = release;
 	TL_CHECK(pthread_atfork(prepare, after, after) == 0, "pthread_atfork");
+	/* held from their first step: a thread that read "not held" just
+	 * before a switch could still write during the first held fork */
+	atomic_store(&held, 1);
 	for (long i = 0; i < 2; i++)
 		TL_CHECK(pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i) == 0, "pthread_create");
 }

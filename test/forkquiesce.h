@@ -18,9 +18,11 @@
  * give it back after) then run their prepare part before the allocator's.
  */
 void fq_start(void *(*alloc)(size_t), void (*release)(void *));
-/* Fork `forks` times, the threads held by the handlers (held 1) or not
- * (held 0; their mutex is then not taken at all): how many children found
- * a published block with other contents. */
+/* Fork `forks` times, the threads held by the handlers (held 1, as they
+ * start) or not (held 0; their mutex is then not taken at all): how many
+ * children found a published block with other contents.  Hold first,
+ * then not: a switch to held can meet a thread in a step it began
+ * unheld. */
 int fq_torn_children(int held, int forks);
 /* Stop and join the threads. */
 void fq_stop(void);

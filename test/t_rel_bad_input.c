@@ -102,7 +102,7 @@ static int c_double_free_realloc0(void)
 	return 0;
 }
 
-/* the slot after a fresh block, never handed out: the same message
+/* a slot two after a fresh block, never handed out: the same message
  * (secretmem_free(3)) */
 static int c_double_free_never_given(void)
 {
