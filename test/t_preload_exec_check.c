@@ -6,7 +6,8 @@
  * names the reason: a set-user-ID or set-group-ID program that changes the
  * IDs (secure-execution mode: the dynamic linker ignores LD_PRELOAD), a
  * statically linked program, and the same behind `#!` interpreters and
- * `#!/usr/bin/env NAME`, and found through an empty PATH (the current
+ * `#!/usr/bin/env NAME` (also `env -S NAME ARGS`, with assignments and -i),
+ * and found through an empty PATH (the current
  * directory); and any program when the module's own path holds a space or
  * a colon, which LD_PRELOAD cannot carry.  Not refused: a set-user-ID
  * script (the kernel ignores its bits), a set-ID program under
@@ -133,9 +134,16 @@ int main(void)
 
 	/* A static program of our own, directly and behind #!/usr/bin/env. */
 	if (rig_sh("cd '%s' && printf 'int main(void) { return 3; }\\n' > st.c && cc -static -o static-prog st.c "
-		   "2>/dev/null && printf '#!/usr/bin/env static-prog\\n' > via-env && chmod 755 via-env", dir) == 0) {
+		   "2>/dev/null && printf '#!/usr/bin/env static-prog\\n' > via-env && chmod 755 via-env && "
+		   "printf '#!/usr/bin/env -S static-prog -x\\n' > via-env-s && chmod 755 via-env-s && "
+		   "printf '#!/usr/bin/env -S A=1 -i static-prog\\n' > via-env-sa && chmod 755 via-env-sa",
+		   dir) == 0) {
 		refused("-- ./static-prog", "static-prog is statically linked");
 		refused("-- ./via-env", "static-prog is statically linked");
+		/* env -S: its string is split by env (it was taken for env's own
+		 * option, and the static program ran unprotected) */
+		refused("-- ./via-env-s", "static-prog is statically linked");
+		refused("-- ./via-env-sa", "static-prog is statically linked");
 		/* an empty PATH is the current directory, as for execvp() */
 		int st0 = rig_sh("cd '%s' && PATH= ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 '%s' exec "
 				 "-- static-prog > '%s' 2>&1", dir, tool, out);

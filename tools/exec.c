@@ -181,6 +181,46 @@ static int find_in_path(const char *name, char *out, size_t outlen)
 }
 
 /*
+ * The program a `#!/usr/bin/env ...` line runs, into name: the first word
+ * after env's -i, -, --, -S (whose string env splits: the kernel passes it
+ * as one argument) and NAME=VALUE assignments.  0 when another option comes
+ * first (one that takes an argument, -u NAME, would hide the program).
+ */
+static int env_program(const char *line, char *name, size_t len)
+{
+	const char *p = line;
+	int words = 0;
+
+	while (*p) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		const char *w = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		size_t n = (size_t)(p - w);
+		if (n == 0)
+			break;
+		if (words++ == 0)
+			continue; /* env itself */
+		if (n >= 2 && w[0] == '-' && w[1] == 'S') {
+			if (n == 2)
+				continue;
+			w += 2; /* -SNAME */
+			n -= 2;
+		} else if ((n == 2 && (memcmp(w, "-i", 2) == 0 || memcmp(w, "--", 2) == 0)) || (n == 1 && w[0] == '-') ||
+			   memchr(w, '=', n)) {
+			continue;
+		}
+		if (w[0] == '-' || n >= len)
+			return 0;
+		memcpy(name, w, n);
+		name[n] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
+/*
  * Why the dynamic linker would not load the module into path (one line into
  * why): 1; or 0 when it would; or CANNOT_TELL (why says so) when path
  * cannot be read to tell.  Follows #! interpreters up to depth 4, as the
@@ -245,8 +285,7 @@ static int cannot_enter(const char *path, char *why, size_t len, int depth)
 			return 0;
 		/* #!/usr/bin/env NAME: NAME is the program that runs. */
 		if (strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") == 0 &&
-		    sscanf(line, " %*s %4095s", arg) == 1 && arg[0] != '-' && !strchr(arg, '=') &&
-		    find_in_path(arg, found, sizeof(found)) == 0)
+		    env_program(line, arg, sizeof(arg)) && find_in_path(arg, found, sizeof(found)) == 0)
 			return cannot_enter(found, why, len, depth + 1);
 		return cannot_enter(interp, why, len, depth + 1);
 	}
