@@ -262,6 +262,22 @@ static size_t early_size(const void *p)
 static void *plain_alloc(size_t align, size_t size, int zero);
 
 /* Bump allocation, 16-byte header holding the size; never reused. */
+/* A block made inside the allocator that the early arena cannot hold goes
+ * to ordinary memory: said once.  A program does not get there (start-up
+ * takes a few bytes), unless a thread left malloc, free or fork by
+ * siglongjmp: the module then takes every later call of that thread for
+ * one made inside it. */
+static void *early_overflow(size_t align, size_t size, int zero)
+{
+	static int said;
+
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		hp_say("blocks made inside the allocator go to ordinary memory: the early arena is full (a thread "
+		       "that left malloc, free or fork by siglongjmp from a signal handler stays inside the "
+		       "allocator for the module: secretmem-heap(7), SIGNAL HANDLERS)");
+	return plain_alloc(align, size, zero);
+}
+
 static void *early_alloc(size_t align, size_t size, int zero)
 {
 	size_t off, start, end, need;
@@ -269,14 +285,14 @@ static void *early_alloc(size_t align, size_t size, int zero)
 	if (align < 16)
 		align = 16;
 	if (size > EARLY_SIZE || align > EARLY_SIZE)
-		return plain_alloc(align, size, zero);
+		return early_overflow(align, size, zero);
 	need = (size + 15) & ~(size_t)15;
 	off = __atomic_load_n(&early_used, __ATOMIC_RELAXED);
 	do {
 		start = (off + 16 + align - 1) & ~(align - 1);
 		end = start + need;
 		if (end > EARLY_SIZE)
-			return plain_alloc(align, size, zero);
+			return early_overflow(align, size, zero);
 	} while (!__atomic_compare_exchange_n(&early_used, &off, end, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	((size_t *)(early + start))[-2] = need;
 	st_add(&stats->early_bytes, (int64_t)need);

@@ -26,6 +26,10 @@
  *            descriptor for the heap's copy: the child says why it ends.
  *  align:    memalign(2 MiB, 16) is secret memory and takes 2 to 2.25 MiB
  *            of the memory-lock limit, as secretmem-heap(7) says.
+ *  jump:     a SIGALRM handler leaves a malloc/free loop by siglongjmp
+ *            until the thread is left inside the allocator for the module;
+ *            then more blocks than the early arena holds: they go to
+ *            ordinary memory after one warning (silently before).
  *  quiesce:  two threads replace published malloc() blocks all the time
  *            and the program's pthread_atfork prepare handler holds them
  *            during each of 200 forks (forkquiesce.c): every child finds
@@ -38,6 +42,7 @@
 #include <malloc.h>
 #include <stdint.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +231,51 @@ static int case_align(void)
 	return 0;
 }
 
+static sigjmp_buf jump_buf;
+
+static void jump_out(int sig)
+{
+	(void)sig;
+	siglongjmp(jump_buf, 1);
+}
+
+/* A SIGALRM handler jumps out of a malloc/free loop until one jump left
+ * the allocator in the middle (the next block is not secret), then 3,000
+ * blocks: more than the early arena holds. */
+static int case_jump(void)
+{
+	struct sigaction sa;
+	volatile int stale = 0;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = jump_out;
+	sigaction(SIGALRM, &sa, NULL);
+	static void *keep[64];
+	static unsigned long n;
+	for (volatile int tries = 0; tries < 500 && !stale; tries++) {
+		if (sigsetjmp(jump_buf, 1) == 0) {
+			struct itimerval it = { { 0, 0 }, { 0, 200 } };
+			setitimer(ITIMER_REAL, &it, NULL);
+			for (;;) { /* sizes of every path: slabs, runs, large blocks */
+				unsigned long i = n++ % 64;
+				free(keep[i]);
+				keep[i] = malloc(16 + (n * 37) % 3000);
+			}
+		}
+		void *q = malloc(64);
+		stale = hr_where(q) != 's';
+		free(q);
+	}
+	if (!stale) {
+		printf("jump: no jump left the allocator in the middle\n");
+		return 0;
+	}
+	for (int i = 0; i < 3000; i++)
+		TL_CHECK(malloc(64), "malloc");
+	printf("jump: a thread left the allocator by siglongjmp, 3000 blocks made\n");
+	return 0;
+}
+
 static void *heap_malloc(size_t n)
 {
 	return malloc(n);
@@ -274,6 +324,8 @@ int main(int argc, char **argv)
 			return case_align();
 		if (!strcmp(argv[1], "quiesce"))
 			return case_quiesce();
+		if (!strcmp(argv[1], "jump"))
+			return case_jump();
 		return 2;
 	}
 	tl_need_secretmem();
@@ -292,6 +344,7 @@ int main(int argc, char **argv)
 		{ "daemon", 8 << 20, NULL, "the child ends with status 127" },
 		{ "align", 8 << 20, NULL, "align: memalign(2 MiB, 16) took" },
 		{ "quiesce", 8 << 20, NULL, "quiesce: writers held, 0 of 200" },
+		{ "jump", 8 << 20, NULL, "jump: " },
 	};
 	static char out[1 << 16];
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -305,6 +358,12 @@ int main(int argc, char **argv)
 		       cases[i].env ? cases[i].env : "", tl_status_str(st), out);
 		TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", cases[i].name);
 		TL_CHECK(strstr(out, cases[i].want), "%s: no \"%s\" in its output", cases[i].name, cases[i].want);
+		/* (a jump that never left the allocator in the middle in 500
+		 * tries leaves nothing to check) */
+		if (!strcmp(cases[i].name, "jump") && strstr(out, "a thread left the allocator"))
+			TL_CHECK(strstr(out, "secretmem-heap: warning: blocks made inside the allocator go to ordinary "
+					     "memory: the early arena is full"),
+				 "jump: blocks went to ordinary memory without the warning");
 	}
 	return TL_PASS;
 }
