@@ -175,14 +175,13 @@ static void fork_child(void)
 void hp_say(const char *msg)
 {
 	char line[512];
-	int saved = errno; /* the program's call keeps its own */
 	int n = snprintf(line, sizeof(line), "secretmem-heap: warning: %s\n", msg);
 
 	/* raw writes: write(2) is a cancellation point, and this runs inside
-	 * malloc and fork(), which must not act on a cancellation request */
+	 * malloc and fork(), which must not act on a cancellation request;
+	 * errno stays the program's (sm_put) */
 	if (n > 0)
 		sm_put(line);
-	errno = saved;
 }
 
 static const char *cause_name(int failure)
@@ -203,11 +202,12 @@ static void warn_refused(void)
 		return;
 	if (sm_secret_new_is_off()) {
 		/* the figures take system calls the filter would stop */
-		hp_say(require ? "secret memory refused (cause: sandbox: the seccomp filter the program installed "
-				 "would stop the calls that make it): malloc fails with ENOMEM (SECRETMEM_REQUIRE=1)"
-			       : "secret memory refused (cause: sandbox: the seccomp filter the program installed "
-				 "would stop the calls that make it): new blocks go to ordinary memory "
-				 "(SECRETMEM_REQUIRE=1 makes malloc fail instead)");
+		snprintf(msg, sizeof(msg),
+			 "secret memory refused (cause: sandbox: the seccomp filter the program installed would stop "
+			 "the calls that make it): %s",
+			 require ? "malloc fails with ENOMEM (SECRETMEM_REQUIRE=1)"
+				 : "new blocks go to ordinary memory (SECRETMEM_REQUIRE=1 makes malloc fail instead)");
+		hp_say(msg);
 		return;
 	}
 	t_busy++;
@@ -261,7 +261,6 @@ static size_t early_size(const void *p)
 
 static void *plain_alloc(size_t align, size_t size, int zero);
 
-/* Bump allocation, 16-byte header holding the size; never reused. */
 /* A block made inside the allocator that the early arena cannot hold goes
  * to ordinary memory: said once.  A program does not get there (start-up
  * takes a few bytes), unless a thread left malloc, free or fork by
@@ -278,6 +277,7 @@ static void *early_overflow(size_t align, size_t size, int zero)
 	return plain_alloc(align, size, zero);
 }
 
+/* Bump allocation, 16-byte header holding the size; never reused. */
 static void *early_alloc(size_t align, size_t size, int zero)
 {
 	size_t off, start, end, need;

@@ -29,6 +29,7 @@ int sm_warnings_are_off(void)
 void sm_put(const char *s)
 {
 	size_t len = strlen(s);
+	int saved = errno; /* a warning does not change the caller's errno */
 
 	if (sm_warnings_are_off())
 		return;
@@ -40,10 +41,11 @@ void sm_put(const char *s)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return;
+			break;
 		s += n;
 		len -= (size_t)n;
 	}
+	errno = saved;
 }
 
 void sm_fatal(const char *msg)

@@ -64,8 +64,8 @@ __attribute__((noreturn, cold)) void sm_fatal(const char *msg);
 /* Write "secretmem: warning: <a><b><c>\n" with write(2); NULL parts skipped. */
 void sm_warn(const char *a, const char *b, const char *c);
 /* Write s to stderr with raw write(2) calls (no cancellation point), unless
- * messages are off: the writer of sm_fatal, sm_warn and the heap module's
- * warnings. */
+ * messages are off, errno left as it was: the writer of sm_fatal, sm_warn
+ * and the heap module's warnings. */
 void sm_put(const char *s);
 /* No more messages on stderr (sm_warn, sm_fatal's line, the heap module's):
  * a seccomp filter would kill the process at their write(2). */
