@@ -82,6 +82,14 @@ static int adopting(void)
 	return hp_serving() && !sm_secret_new_is_off() && secretmem_default_backend() == SECRETMEM_BACKEND_SECRET;
 }
 
+/* The module serves, but secret memory is refused (no memfd_secret(2), or
+ * a filter that answers it with an error); a filter that kills was said
+ * when it came. */
+static int refused_here(void)
+{
+	return hp_serving() && !sm_secret_new_is_off();
+}
+
 static int ret(int rc)
 {
 	if (rc) {
@@ -128,11 +136,10 @@ static int lock_range(const void *addr, size_t len, int flags, int fresh, const 
 	hp_start(); /* a program may lock memory before its first malloc */
 	if (!adopting()) {
 		int rc = os_pass_mlock(addr, len, flags);
-		/* serving, but secret memory is refused: a range the kernel
-		 * locked is said, as one refused below (a filter that kills was
-		 * said when it came; the kernel's refusal is the program's
-		 * error, secret memory was not tried) */
-		if (rc == 0 && len && hp_serving() && !sm_secret_new_is_off())
+		/* a range the kernel locked is said, as one refused below (the
+		 * kernel's refusal is the program's error: secret memory was
+		 * not tried) */
+		if (rc == 0 && len && refused_here())
 			say_refused_lock(0, 0);
 		return rc;
 	}
@@ -166,8 +173,9 @@ HP_EXPORT int munlock(const void *addr, size_t len)
 static void *map(void *addr, size_t len, int prot, int flags, int fd, off_t off, const void *ra)
 {
 	void *p;
-	int rc, adopt = (flags & MAP_LOCKED) && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE &&
-			(prot & PROT_READ) && !(prot & PROT_EXEC) && adopting();
+	int rc, lockable = (flags & MAP_LOCKED) && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE &&
+			   (prot & PROT_READ) && !(prot & PROT_EXEC);
+	int adopt = lockable && adopting();
 	/* Over a fixed address the kernel's own call first: where it refuses
 	 * (the memory-lock limit) what was there stays, as without the module;
 	 * the fresh range it made is then unlocked (its charge given back, so
@@ -192,8 +200,7 @@ static void *map(void *addr, size_t len, int prot, int flags, int fd, off_t off,
 		 * given back (unless another thread took it meanwhile) */
 		os_pass_munlock(p, len);
 		lock_range(p, len, 0, 1, ra);
-	} else if (!adopt && (flags & MAP_LOCKED) && (flags & MAP_ANONYMOUS) && (flags & MAP_TYPE) == MAP_PRIVATE &&
-		   (prot & PROT_READ) && !(prot & PROT_EXEC) && hp_serving() && !sm_secret_new_is_off()) {
+	} else if (lockable && !adopt && refused_here()) {
 		say_refused_lock(0, 0); /* what mlock says of it (lock_range) */
 	} else if (adopt) {
 		rc = lock_range(p, len, 0, 1, ra);

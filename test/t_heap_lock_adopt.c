@@ -94,44 +94,43 @@ static const char *secret(const void *p, size_t len)
 	return covered == len ? "yes" : covered ? "part" : other ? "no" : "unmapped";
 }
 
-/* The Locked: kB of the mapping that holds p (smaps), or -1. */
+/* The line of /proc/self/smaps that starts with key, for the mapping that
+ * holds p, into line; 0 if there is none. */
+static int smaps_line(const void *p, const char *key, char *line, size_t len)
+{
+	int in = 0, found = 0;
+	FILE *f = fopen("/proc/self/smaps", "re");
+
+	while (f && !found && fgets(line, (int)len, f)) {
+		unsigned long a, b;
+		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = a <= (uintptr_t)p && (uintptr_t)p < b;
+		else
+			found = in && strncmp(line, key, strlen(key)) == 0;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The Locked: kB of the mapping that holds p, or -1. */
 static long locked_kb(const void *p)
 {
 	char line[512];
 	long kb = -1;
-	int in = 0;
-	FILE *f = fopen("/proc/self/smaps", "re");
 
-	while (f && fgets(line, sizeof(line), f)) {
-		unsigned long a, b;
-		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
-			in = a <= (uintptr_t)p && (uintptr_t)p < b;
-		else if (in && sscanf(line, "Locked: %ld kB", &kb) == 1)
-			break;
-	}
-	if (f)
-		fclose(f);
+	if (smaps_line(p, "Locked:", line, sizeof(line)))
+		sscanf(line, "Locked: %ld kB", &kb);
 	return kb;
 }
 
-/* 1 if the mapping that holds p is locked (VmFlags "lo" in smaps): also
- * a mapping with no page in memory, which Locked: does not show. */
+/* 1 if the mapping that holds p is locked (VmFlags "lo"): also a mapping
+ * with no page in memory, which Locked: does not show; -1 if unknown. */
 static int vm_locked(const void *p)
 {
 	char line[512];
-	int in = 0, lo = -1;
-	FILE *f = fopen("/proc/self/smaps", "re");
 
-	while (f && lo < 0 && fgets(line, sizeof(line), f)) {
-		unsigned long a, b;
-		if (sscanf(line, "%lx-%lx ", &a, &b) == 2 && strchr(line, '-') < strchr(line, ' '))
-			in = a <= (uintptr_t)p && (uintptr_t)p < b;
-		else if (in && strncmp(line, "VmFlags:", 8) == 0)
-			lo = strstr(line, " lo") != NULL;
-	}
-	if (f)
-		fclose(f);
-	return lo;
+	return smaps_line(p, "VmFlags:", line, sizeof(line)) ? strstr(line, " lo") != NULL : -1;
 }
 
 /* The start of the mapping that holds p. */

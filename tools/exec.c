@@ -281,7 +281,7 @@ static int cannot_enter(const char *path, char *why, size_t len, int depth)
 		end = strchr(line, '\n');
 		if (end)
 			*end = '\0';
-		if (sscanf(line, " %4095s %4095s", interp, arg) < 1)
+		if (sscanf(line, " %4095s", interp) < 1)
 			return 0;
 		/* #!/usr/bin/env NAME: NAME is the program that runs. */
 		if (strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") == 0 &&
