@@ -28,6 +28,13 @@ for t in "$@"; do
 	77) skip=$((skip + 1)); echo "SKIP $name: $(tail -n 1 "$log")" ;;
 	*)  fail=$((fail + 1)); failed="$failed $name"
 	    [ $rc = 124 ] && echo "FAIL $name: timed out after ${timeout_s}s" || echo "FAIL $name (exit $rc)"
+	    # a sanitizer's report: its head names the error and where; the
+	    # tail alone is its shadow-byte legend
+	    grep -n -m 1 -E '^==[0-9]+==ERROR|WARNING: ThreadSanitizer|runtime error:' "$log" |
+		cut -d: -f1 | while read -r at; do
+		    sed -n "$at,$((at + 14))p" "$log" | sed 's/^/    | /'
+		    echo "    | ..."
+		done
 	    tail -n 20 "$log" | sed 's/^/    | /' ;;
 	esac
 done
