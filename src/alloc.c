@@ -217,7 +217,7 @@ static inline __attribute__((always_inline)) void *hand_out(struct tbin *b, stru
 	struct slab *s = r.slab;
 	unsigned idx = (unsigned)(((uint64_t)(r.p - s->start) * s->inv) >> 40);
 
-	SM_UNPOISON(r.p, s->size);
+	SM_SLOT_UNPOISON(r.p, s->size);
 	VG_DEFINED(r.p, s->size);
 	if (SM_UNLIKELY(!slot_is_zero(r.p, s->size)))
 		sm_fatal("freed block was modified (write after free)");
@@ -316,7 +316,7 @@ SM_API void *secretmem_malloc(size_t size)
 		return hand_out_call(b, p, s);
 	uint32_t sz = s->size;
 	unsigned idx = (unsigned)(((uint64_t)(p - s->start) * s->inv) >> 40);
-	SM_UNPOISON(p, sz);
+	SM_SLOT_UNPOISON(p, sz);
 	/* up to 64 bytes the check comes first, as in hand_out: see below */
 	if (sz <= 64 && SM_UNLIKELY(!slot_is_zero(p, sz)))
 		sm_fatal("freed block was modified (write after free)");
@@ -382,7 +382,7 @@ static inline __attribute__((always_inline)) void free_small(struct tcache *tc, 
 	retire_state(&s->state[idx], memory_order_relaxed);
 	slot_zero(p, s->size);
 	VG_FREE(p);
-	SM_POISON(p, s->size);
+	SM_SLOT_POISON(p, s->size);
 
 	struct tbin *b = tc ? &tc->bins[s->cls] : NULL;
 	if (SM_UNLIKELY(!b || !b->cap)) {
@@ -443,7 +443,7 @@ static __attribute__((noinline)) void free_small_call(struct tcache *tc, void *p
 static __attribute__((noinline)) void zero_push(struct tbin *b, unsigned char *p, struct slab *s, uint32_t size)
 {
 	sm_slot_zero(p, size);
-	SM_POISON(p, size);
+	SM_SLOT_POISON(p, size);
 	cache_push(b, p, s);
 	owner_add(&b->live, -1);
 }
@@ -527,7 +527,7 @@ SM_API void secretmem_free(void *p)
 			return;
 		}
 		slot_zero(p, size);
-		SM_POISON(p, size);
+		SM_SLOT_POISON(p, size);
 		cache_push(b, p, s);
 		owner_add(&b->live, -1);
 	} else if (s && sm_is_run(s))
