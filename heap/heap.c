@@ -431,7 +431,8 @@ static void init(void)
 	const char *h = getenv("SECRETMEM_HEAP_HUGE");
 	size_t v;
 	char why[sizeof(stats->reason)];
-	int win = hp_winner_check(why, sizeof(why));
+	const char *advice = "";
+	int win = hp_winner_check(why, sizeof(why), &advice);
 
 	if (win == HP_WIN_TWIN) { /* that copy is in charge and says it all */
 		stood_down = SD_TWIN;
@@ -455,12 +456,11 @@ static void init(void)
 	stats->magic = SM_HEAP_STATS_MAGIC;
 	stats->size = sizeof(*stats);
 	if (win == HP_WIN_OTHER) {
-		char msg[sizeof(why) + 160];
+		char msg[sizeof(why) + 200];
 		stood_down = SD_OTHER;
 		memcpy(stats->reason, why, sizeof(why));
 		st_set(&stats->state, SM_HEAP_INACTIVE);
-		snprintf(msg, sizeof(msg), "inactive: %s; every block goes to it, in ordinary memory (take it out of "
-			 "LD_PRELOAD to protect the heap)", why);
+		snprintf(msg, sizeof(msg), "inactive: %s; every block goes to it, in ordinary memory (%s)", why, advice);
 		hp_say(msg);
 		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 		return;

@@ -137,10 +137,12 @@ enum hp_win {
 
 /*
  * Which malloc the process binds, at start-up.  HP_WIN_OTHER fills reason (one line, for the warning and the figures
- * page) and sets up hp_other_*: the other allocator's own functions.  Call
- * only while re-entry is routed to the early arena (dlsym may allocate).
+ * page), points *advice at what the user can do (take it out of
+ * LD_PRELOAD, or nothing: the program links it or is it) and sets up
+ * hp_other_*: the other allocator's own functions.  Call only while
+ * re-entry is routed to the early arena (dlsym may allocate).
  */
-int hp_winner_check(char *reason, size_t len);
+int hp_winner_check(char *reason, size_t len, const char **advice);
 
 /* The other allocator's functions (after HP_WIN_OTHER).  align: a power of
  * two; zero: clear the block.  NULL with errno ENOMEM when it has no

@@ -176,7 +176,7 @@ static void *own_fn(const struct walk *w, const char *name)
 	return f || !w->have_glibc ? f : fn_of(&w->glibc, name);
 }
 
-int hp_winner_check(char *reason, size_t len)
+int hp_winner_check(char *reason, size_t len, const char **advice)
 {
 	struct walk w;
 
@@ -193,9 +193,21 @@ int hp_winner_check(char *reason, size_t len)
 
 		exe[k > 0 ? k : 0] = '\0';
 		snprintf(reason, len, "another allocator holds malloc: the program itself (%s)", k > 0 ? exe : "?");
+		*advice = "the program's own malloc cannot be replaced: run it without heap mode, or build it with "
+			  "glibc's malloc";
 	} else {
+		const char *base = strrchr(w.o.name, '/');
+		const char *env = getenv("LD_PRELOAD");
+
 		snprintf(reason, len, "another allocator holds malloc: %s (loaded %s the module)", w.o.name,
 			 w.before ? "before" : "after");
+		base = base ? base + 1 : w.o.name;
+		if (env && names_file(env, base))
+			*advice = "take it out of LD_PRELOAD to protect the heap";
+		else if (hp_preloads(base))
+			*advice = "take it out of /etc/ld.so.preload to protect the heap";
+		else
+			*advice = "the program links it, so heap mode cannot protect this program's heap";
 	}
 	*(void **)&other.malloc = own_fn(&w, "malloc");
 	*(void **)&other.free = own_fn(&w, "free");

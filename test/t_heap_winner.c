@@ -8,7 +8,8 @@
  * malloc/free, strdup) runs to its end with exit 0 - before the module
  * checked, jemalloc after it aborted the first delete ("free(): invalid
  * pointer", 134) - the module prints one warning naming the allocator and
- * where it stands, --report says "inactive (...)", and `secretmem status`
+ * where it stands and what to do (take it out of LD_PRELOAD; nothing to
+ * take out when the program links it), --report says "inactive (...)", and `secretmem status`
  * lists the process as unprotected with the reason (text and --json).  A
  * program that defines malloc itself is named as "the program itself", and
  * what it lacks (aligned_alloc) goes to glibc's as without the module.  A
@@ -73,7 +74,7 @@ static const char *find_lib(const char *name, char *out, size_t len)
 
 static void one(const char *lib, const char *mod, const char *dir)
 {
-	char out[PATH_MAX], want[2 * PATH_MAX], cxx[PATH_MAX];
+	char out[PATH_MAX], want[2 * PATH_MAX], cxx[PATH_MAX], linked[PATH_MAX];
 
 	snprintf(out, sizeof(out), "%s/run.out", dir);
 	snprintf(cxx, sizeof(cxx), "%s/cxx", dir);
@@ -85,11 +86,23 @@ static void one(const char *lib, const char *mod, const char *dir)
 	TL_CHECK(rc == 0 && rig_file_has(out, "ok"), "%s after the module: exit %d", lib, rc);
 	snprintf(want, sizeof(want),
 		 "secretmem-heap: warning: inactive: another allocator holds malloc: %s (loaded after the module); "
-		 "every block goes to it, in ordinary memory", lib);
+		 "every block goes to it, in ordinary memory (take it out of LD_PRELOAD to protect the heap)", lib);
 	TL_CHECK(rig_file_count(out, want) == 1, "%s after: want one line %s", lib, want);
 	snprintf(want, sizeof(want), "inactive (another allocator holds malloc: %s (loaded after the module)): every "
 		 "block in ordinary memory", lib);
 	TL_CHECK(rig_file_has(out, want), "%s after: --report wants %s", lib, want);
+
+	/* linked by the program: LD_PRELOAD is not where it comes from */
+	snprintf(linked, sizeof(linked), "%s/cxx-linked", dir);
+	TL_CHECK(rig_sh("c++ -O1 -o '%s' '%s/cxx.cc' '%s'", linked, dir, lib) == 0, "cannot link %s", lib);
+	rc = rig_sh("'%s' exec --mode heap -- '%s' > '%s' 2>&1", tool, linked, out);
+	rig_cat(out);
+	/* named by the path the loader found it under (/lib or /usr/lib) */
+	snprintf(want, sizeof(want),
+		 "%s (loaded after the module); every block goes to it, in ordinary memory (the program links it, so "
+		 "heap mode cannot protect this program's heap)", strrchr(lib, '/') + 1);
+	TL_CHECK(rc == 0 && rig_file_has(out, "ok") && rig_file_count(out, want) == 1, "%s linked: want one line %s",
+		 lib, want);
 
 	/* before the module */
 	rc = rig_sh("LD_PRELOAD='%s:%s' SECRETMEM_REPORT=1 '%s' > '%s' 2>&1", lib, mod, cxx, out);
@@ -163,7 +176,8 @@ int main(void)
 	rig_cat(out);
 	char want[PATH_MAX + 100];
 	snprintf(want, sizeof(want), "secretmem-heap: warning: inactive: another allocator holds malloc: the program "
-		 "itself (%s/own)", dir);
+		 "itself (%s/own); every block goes to it, in ordinary memory (the program's own malloc cannot be "
+		 "replaced: run it without heap mode, or build it with glibc's malloc)", dir);
 	TL_CHECK(rc == 0 && rig_file_has(out, "own ok, aligned_alloc ok") && rig_file_has(out, want),
 		 "own malloc: want %s and its aligned_alloc", want);
 
