@@ -221,8 +221,30 @@ static void warn_fallback(int err)
 /* *lost: the data range is not ours any more (os_map_shared_in). */
 static int map_secret(struct region *r, int *lost)
 {
-	int fd = sm_memfd_secret();
+	/*
+	 * From the file's creation to its close and the mapping's
+	 * MADV_DONTFORK, under the list lock, which fork's prepare handler
+	 * holds: a fork in another thread meanwhile would give its child the
+	 * descriptor (open until the close) and the mapping, the parent's
+	 * live secret pages.  Cancellation off: nothing here may leave the
+	 * lock held.
+	 */
+	int cancel = sm_cancel_off();
+	pthread_mutex_lock(&list_lock);
+	int fd = sm_memfd_secret(), rc = fd;
 
+	if (fd >= 0) {
+		rc = os_truncate(fd, r->size);
+		if (!rc)
+			rc = os_map_shared_in(r->data, r->size, fd, 0);
+		*lost = rc == -EADDRNOTAVAIL;
+		/* never in a child unless fork.c puts it there (see fork.c) */
+		if (!rc && (rc = os_advise_new(r->data, r->size, MADV_DONTFORK)) != 0)
+			os_map_none_fixed(r->data, r->size); /* not left for a child */
+		sm_close(fd); /* the mapping keeps the file alive */
+	}
+	pthread_mutex_unlock(&list_lock);
+	sm_cancel_restore(cancel);
 	if (fd < 0) {
 		if (fd == -EACCES)
 			return -EPERM; /* an LSM's refusal */
@@ -234,14 +256,6 @@ static int map_secret(struct region *r, int *lost)
 		sm_failure_note(SECRETMEM_FAILURE_NOMEM, r->size);
 		return -ENOMEM;
 	}
-	int rc = os_truncate(fd, r->size);
-	if (!rc)
-		rc = os_map_shared_in(r->data, r->size, fd, 0);
-	*lost = rc == -EADDRNOTAVAIL;
-	/* never in a child unless fork.c puts it there (see fork.c) */
-	if (!rc)
-		rc = os_advise_new(r->data, r->size, MADV_DONTFORK);
-	sm_close(fd); /* the mapping keeps the file alive */
 	/* the file exists, so secret memory is available: whatever refused
 	 * the size or the map (EAGAIN at the memory-lock limit on kernels with
 	 * mmap-time accounting, ENOMEM, an LSM) leaves us out of memory */

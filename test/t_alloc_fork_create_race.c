@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/* Copyright (c) 2026 the secretmem authors */
+/*
+ * t_alloc_fork_create_race - a fork while another thread creates secret
+ * memory gives the child neither the new secret file's descriptor nor its
+ * mapping (secretmem(7): every mapping is MADV_DONTFORK from its creation;
+ * secretmem_region_create(3): no descriptor stays open).
+ *
+ * A thread creates and destroys secret memory all the time - 4 KiB regions,
+ * or 3 MiB blocks with a trim after each (a chunk created and given back
+ * each time) - writing a marker into it; the main thread forks 600 times.
+ * Each child looks through /proc/self/fd for a secret memory file and, under
+ * the drop policy (where it has no secret memory at all), through
+ * /proc/self/maps for a secret mapping.  Before the fix, the file's
+ * descriptor was open from memfd_secret to its close outside any lock the
+ * fork handlers take: 10-15 % of the children held one and could map and
+ * read the parent's live secret.  Run as root and as an ordinary user
+ * (uid 65534, 8 MiB memory-lock limit).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "secretmem.h"
+#include "tlib.h"
+
+#define FORKS 600
+
+static atomic_int stop;
+static int use_blocks;
+
+static void *creator(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		if (use_blocks) {
+			char *b = secretmem_malloc(3u << 20);
+			if (b) {
+				strcpy(b, "PARENT-SECRET");
+				secretmem_free(b);
+			}
+			secretmem_trim();
+		} else {
+			struct secretmem_region *r = secretmem_region_create(4096, 0);
+			if (r) {
+				strcpy(secretmem_region_data(r), "PARENT-SECRET");
+				secretmem_region_destroy(r);
+			}
+		}
+	}
+	return NULL;
+}
+
+/* Descriptors of secret memory files this process holds. */
+static int secret_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], target[256];
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		ssize_t k = readlink(path, target, sizeof(target) - 1);
+		if (k > 0) {
+			target[k] = '\0';
+			if (strstr(target, "secretmem"))
+				n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* One case: blocks or regions, under the policy in SECRETMEM_FORK. */
+static int run_case(int blocks, int drop)
+{
+	pthread_t t;
+	int fd_children = 0, map_children = 0;
+
+	use_blocks = blocks;
+	atomic_store(&stop, 0);
+	if (secret_fds() != 0)
+		TL_FAIL("a secret memory descriptor open before the test");
+	if (pthread_create(&t, NULL, creator, NULL))
+		TL_FAIL("pthread_create");
+	for (int i = 0; i < FORKS; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			TL_FAIL("fork: %s", strerror(errno));
+		if (pid == 0) {
+			int rc = 0;
+			if (secret_fds() != 0)
+				rc |= 1;
+			if (drop && tl_maps_has("secretmem"))
+				rc |= 2;
+			tl_child_exit(rc);
+		}
+		int st;
+		while (waitpid(pid, &st, 0) < 0)
+			if (errno != EINTR)
+				TL_FAIL("waitpid: %s", strerror(errno));
+		if (!WIFEXITED(st) || WEXITSTATUS(st) > 3)
+			TL_FAIL("child %d ended with %s", i, tl_status_str(st));
+		fd_children += WEXITSTATUS(st) & 1;
+		map_children += (WEXITSTATUS(st) & 2) != 0;
+	}
+	atomic_store(&stop, 1);
+	pthread_join(t, NULL);
+	printf("%s, %s: %d forks, %d children held a secret memory file, %d a secret mapping\n",
+	       blocks ? "3 MiB blocks" : "4 KiB regions", drop ? "drop" : "copy", FORKS, fd_children, map_children);
+	return fd_children || map_children;
+}
+
+int main(int argc, char **argv)
+{
+	tl_need_secretmem();
+	if (argc > 1) { /* one case, in this process: "blocks" or "regions" */
+		const char *p = getenv("SECRETMEM_FORK");
+		return run_case(strcmp(argv[1], "blocks") == 0, p && strcmp(p, "drop") == 0) ? 1 : 0;
+	}
+	static const char *const drop[] = { "SECRETMEM_FORK=drop", NULL };
+	static const char *const copy[] = { NULL };
+	static const struct {
+		const char *what;
+		const char *const *env;
+		int user;
+	} cases[] = {
+		{ "regions", drop, 0 }, { "regions", copy, 0 }, { "blocks", copy, 0 },
+		{ "regions", drop, 1 }, { "blocks", drop, 1 },
+	};
+	char out[4096];
+	int failed = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int st = cases[i].user ? tl_run_self_user(argv[0], cases[i].what, cases[i].env, 8u << 20, out, sizeof(out))
+				       : tl_run_self(argv[0], cases[i].what, cases[i].env, out, sizeof(out));
+		printf("%s%s", cases[i].user ? "(uid 65534) " : "", out);
+		if (cases[i].user && WIFEXITED(st) && WEXITSTATUS(st) == 77)
+			continue;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			printf("  -> failed: %s\n", tl_status_str(st));
+			failed = 1;
+		}
+	}
+	return failed;
+}
