@@ -267,6 +267,8 @@ static int map_secret(struct region *r, int *lost)
 	return 0;
 }
 
+static atomic_int dontdump_warned;
+
 static int map_fallback(struct region *r)
 {
 	int rc = os_map_anon_fixed(r->data, r->size);
@@ -275,8 +277,17 @@ static int map_fallback(struct region *r)
 		sm_failure_note(SECRETMEM_FAILURE_NOMEM, r->size);
 		return -ENOMEM;
 	}
-	/* one call per advice: OR-ing MADV_* values makes another advice */
-	os_advise(r->data, r->size, MADV_DONTDUMP);
+	/* one call per advice: OR-ing MADV_* values makes another advice.
+	 * Refused (a filter on madvise), the pages would reach a core dump:
+	 * not the fallback this backend promises, so no memory */
+	if (os_advise(r->data, r->size, MADV_DONTDUMP)) {
+		os_map_none_fixed(r->data, r->size);
+		if (!atomic_exchange(&dontdump_warned, 1))
+			sm_warn("the fallback backend cannot keep memory out of core dumps (madvise(MADV_DONTDUMP) "
+				"refused): no fallback memory is made", NULL, NULL);
+		sm_failure_note(SECRETMEM_FAILURE_SANDBOX, r->size);
+		return -ENOMEM;
+	}
 	return 0;
 }
 

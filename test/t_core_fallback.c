@@ -16,7 +16,10 @@
  *  - a filter that kills the process: secretmem_supported() reports -EPERM
  *    (or -ENOSYS), the process lives and regions use the fallback backend;
  *  - a filter installed after a successful probe: the probe sees it, and
- *    creation falls back (t_core_sandbox_late covers the rest).
+ *    creation falls back (t_core_sandbox_late covers the rest);
+ *  - madvise refused too: the fallback could not keep its pages out of core
+ *    dumps, so it makes none: regions and blocks fail with ENOMEM, and one
+ *    warning says why.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -149,6 +152,27 @@ static int run_case(void *arg)
 	return 0;
 }
 
+/* memfd_secret and madvise both refused: the fallback cannot keep its
+ * pages out of core dumps, so it makes none (NULL, ENOMEM, one warning). */
+static int no_dontdump(void *arg)
+{
+	(void)arg;
+	if (tl_seccomp_block(SYS_memfd_secret, EPERM) != 0 || tl_seccomp_block(SYS_madvise, EPERM) != 0)
+		TL_FAIL("seccomp filter: %s", strerror(errno));
+	for (int i = 0; i < 2; i++) {
+		errno = 0;
+		struct secretmem_region *r = secretmem_region_create(4096, 0);
+		TL_CHECK(r == NULL && errno == ENOMEM, "region without MADV_DONTDUMP: %s, errno %s",
+			 r ? secretmem_backend_name(secretmem_region_backend(r)) : "NULL", strerror(errno));
+		errno = 0;
+		void *p = secretmem_malloc(100);
+		TL_CHECK(p == NULL && errno == ENOMEM, "block without MADV_DONTDUMP: %p, errno %s", p, strerror(errno));
+	}
+	struct secretmem_stats st;
+	TL_CHECK(secretmem_stats(&st) == 0 && st.fallback_bytes == 0, "fallback bytes %zu", st.fallback_bytes);
+	return 0;
+}
+
 /* Does a filter's answer for memfd_secret reach the program?  Not under
  * valgrind, which answers the call it does not know with ENOSYS itself. */
 static int filter_reaches(void *arg)
@@ -183,6 +207,15 @@ int main(void)
 		tl_skip("a seccomp filter's answer for memfd_secret(2) does not reach the program "
 			"(valgrind answers the call itself)");
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "filter probe: %s", tl_status_str(st));
+	char out[4096];
+	st = tl_run_child(no_dontdump, NULL, out, sizeof(out));
+	printf("%s", out);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "madvise refused too: %s", tl_status_str(st));
+	static const char warning[] = "secretmem: warning: the fallback backend cannot keep memory out of core "
+				      "dumps (madvise(MADV_DONTDUMP) refused): no fallback memory is made";
+	const char *w = strstr(out, warning);
+	TL_CHECK(w && tl_has_line(out, warning) && !strstr(w + 1, warning), "madvise refused too: want the warning once");
+	printf("memfd_secret and madvise refused: no fallback memory, one warning\n");
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		st = tl_run_child(run_case, (void *)(uintptr_t)&cases[i], NULL, 0);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == TL_SKIP) {
