@@ -11,19 +11,24 @@
  *      can still be had: this block goes to ordinary memory (one warning
  *      with the figures), the next request tries secret memory as before;
  *   3. secret memory refuses even a page (the memory-lock limit, a memory
- *      cgroup, the kernel): one warning stating the cause and the figures,
- *      and later requests go straight to ordinary memory - a failing
- *      attempt costs a handful of system calls - until secret memory can be
- *      available again: a secret block was freed, or RLIMIT_MEMLOCK changed.
+ *      cgroup, the kernel, no free file descriptor): one warning stating the
+ *      cause and the figures, and later requests go straight to ordinary
+ *      memory - a failing attempt costs a handful of system calls and a
+ *      child process - until secret memory can be available again: a secret
+ *      block was freed, or RLIMIT_MEMLOCK changed, or (the cause was no free
+ *      file descriptor) a descriptor is free again, which one fcntl(2) per
+ *      request tells.
  * Under SECRETMEM_REQUIRE=1 no such block goes to ordinary memory: in
  * cases 2 and 3 the allocation fails instead (pl_ordinary_allowed), as a
  * malloc does under heap mode.
- * The cause is derived here from getrlimit(RLIMIT_MEMLOCK), the process's
- * CAP_IPC_LOCK (capget) and secretmem_stats(); a cause kept by the library
- * for its last failure would make this exact instead of inferred.
+ * The cause is the one the library recorded for the failure
+ * (secretmem_stats().last_failure); the figures come from
+ * getrlimit(RLIMIT_MEMLOCK), the process's CAP_IPC_LOCK (capget) and
+ * secretmem_stats().  Without a recorded cause it is inferred from them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +41,7 @@
 
 static int backend_checked;
 static int degraded;            /* case 3 above                          */
+static int degraded_fds;        /* ... for want of a file descriptor     */
 static unsigned long free_gen;  /* secret frees while degraded           */
 static unsigned long degraded_gen;
 static rlim_t degraded_limit;
@@ -100,6 +106,29 @@ static int have_ipc_lock(void)
 	return (data[CAP_IPC_LOCK / 32].effective >> (CAP_IPC_LOCK % 32)) & 1;
 }
 
+/* 0 if the process's descriptor table is full (a memfd_secret(2) call
+ * would fail with EMFILE), else 1: one fcntl(2), two when a descriptor is
+ * free.  fd 0 not open (EBADF) is itself a free descriptor; any other
+ * answer cannot tell, and secret memory is tried.  The system-wide file
+ * table (ENFILE) is not seen: when that is full, every request tries. */
+static int fd_free(void)
+{
+	int saved = errno, fd = fcntl(0, F_DUPFD_CLOEXEC, 0);
+	int full = fd < 0 && errno == EMFILE;
+
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+	return !full;
+}
+
+static rlim_t nofile_soft(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur : RLIM_INFINITY;
+}
+
 /* err says secret memory is not usable at all: SECRETMEM_REQUIRE=1 forbids
  * the library's fallback, which would have served otherwise. */
 static int unusable(int err)
@@ -107,16 +136,18 @@ static int unusable(int err)
 	return err == EPERM || err == ENOSYS;
 }
 
-/* "the memory-lock limit (...)" or "not the memory-lock limit (...)". */
-static void describe(char *out, size_t len, size_t num, int err, int used_up)
+/* The cause of the failure (st: secretmem_stats() right after it), with its
+ * figures: the one the library recorded, or, without one, inferred from the
+ * memory-lock limit and CAP_IPC_LOCK. */
+static void describe(char *out, size_t len, size_t num, int err, int used_up, const struct secretmem_stats *st)
 {
-	struct secretmem_stats st;
 	struct rlimit as;
 	rlim_t lim = memlock_soft();
 	int cap = have_ipc_lock();
+	int cause = (int)st->last_failure;
 
-	memset(&st, 0, sizeof(st));
-	secretmem_stats(&st);
+	if (cause != SECRETMEM_FAILURE_MEMLOCK && cause != SECRETMEM_FAILURE_NOMEM && cause != SECRETMEM_FAILURE_FDS)
+		cause = SECRETMEM_FAILURE_NONE; /* none recorded: infer */
 	if (unusable(err))
 		snprintf(out, len,
 			 "secret memory refused %zu bytes: memfd_secret(2) is not usable here (%s: %s) and "
@@ -124,30 +155,43 @@ static void describe(char *out, size_t len, size_t num, int err, int used_up)
 			 num, strerror(err),
 			 err == ENOSYS ? "not in this kernel, or a seccomp filter answers ENOSYS"
 				       : "a seccomp filter or a security module refuses it");
-	else if (!cap && lim != RLIM_INFINITY)
+	else if (cause == SECRETMEM_FAILURE_FDS)
+		snprintf(out, len,
+			 "secret memory refused %zu bytes: no free file descriptor for memfd_secret(2) (all "
+			 "RLIMIT_NOFILE = %llu descriptors of the process are open, or the system's file table is "
+			 "full); this process has %zu bytes of secret memory mapped",
+			 num, (unsigned long long)nofile_soft(), st->bytes_mapped);
+	else if (cause == SECRETMEM_FAILURE_MEMLOCK || (cause == SECRETMEM_FAILURE_NONE && !cap && lim != RLIM_INFINITY))
 		snprintf(out, len,
 			 "secret memory refused %zu bytes: the memory-lock limit RLIMIT_MEMLOCK = %llu bytes "
 			 "%s (%llu bytes locked by this process, %zu of them secret memory; "
-			 "no CAP_IPC_LOCK)",
+			 "%s)",
 			 num, (unsigned long long)lim, used_up ? "is used up" : "leaves too little for this block",
-			 (unsigned long long)(st.memlock_left <= lim ? lim - st.memlock_left : lim),
-			 st.bytes_mapped);
-	else if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
-		snprintf(out, len,
-			 "secret memory refused %zu bytes (%s), not because of the memory-lock limit "
-			 "(%s): the kernel refused the mapping (address-space limit RLIMIT_AS = %llu bytes, "
-			 "or no free memory); this process has %zu bytes of secret memory mapped",
-			 num, strerror(err),
-			 cap ? "the process has CAP_IPC_LOCK" : "RLIMIT_MEMLOCK is unlimited",
-			 (unsigned long long)as.rlim_cur, st.bytes_mapped);
-	else
-		snprintf(out, len,
-			 "secret memory refused %zu bytes (%s), not because of the memory-lock limit "
-			 "(%s): the kernel or a memory cgroup refused the pages; this process has %zu "
-			 "bytes of secret memory mapped",
-			 num, strerror(err),
-			 cap ? "the process has CAP_IPC_LOCK" : "RLIMIT_MEMLOCK is unlimited",
-			 st.bytes_mapped);
+			 (unsigned long long)(st->memlock_left <= lim ? lim - st->memlock_left : lim),
+			 st->bytes_mapped, cap ? "the process has CAP_IPC_LOCK" : "no CAP_IPC_LOCK");
+	else {
+		char why[80];
+
+		if (cap)
+			snprintf(why, sizeof(why), "the process has CAP_IPC_LOCK");
+		else if (lim == RLIM_INFINITY)
+			snprintf(why, sizeof(why), "RLIMIT_MEMLOCK is unlimited");
+		else
+			snprintf(why, sizeof(why), "RLIMIT_MEMLOCK = %llu bytes leaves room for it",
+				 (unsigned long long)lim);
+		if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+			snprintf(out, len,
+				 "secret memory refused %zu bytes (%s), not because of the memory-lock limit "
+				 "(%s): the kernel refused the mapping (address-space limit RLIMIT_AS = %llu bytes, "
+				 "or no free memory); this process has %zu bytes of secret memory mapped",
+				 num, strerror(err), why, (unsigned long long)as.rlim_cur, st->bytes_mapped);
+		else
+			snprintf(out, len,
+				 "secret memory refused %zu bytes (%s), not because of the memory-lock limit "
+				 "(%s): the kernel or a memory cgroup refused the pages; this process has %zu "
+				 "bytes of secret memory mapped",
+				 num, strerror(err), why, st->bytes_mapped);
+	}
 }
 
 /* One page from secret memory right now?  Proves that memory is left. */
@@ -163,16 +207,18 @@ static int page_available(void)
 
 void *pl_secret_malloc(size_t num, int secure_heap)
 {
+	struct secretmem_stats st;
 	char msg[640], cause[400];
 	void *p;
-	int err;
+	int err, fds;
 
 	if (__builtin_expect(!__atomic_load_n(&backend_checked, __ATOMIC_RELAXED), 0))
 		check_backend();
 	if (__builtin_expect(__atomic_load_n(&degraded, __ATOMIC_RELAXED), 0)) {
-		/* Nothing freed and the same limit: secret memory would refuse. */
+		/* Nothing freed, the same limit and (refused for want of a
+		 * descriptor) still none free: secret memory would refuse. */
 		if (__atomic_load_n(&free_gen, __ATOMIC_RELAXED) == __atomic_load_n(&degraded_gen, __ATOMIC_RELAXED) &&
-		    memlock_soft() == degraded_limit) {
+		    memlock_soft() == degraded_limit && !(__atomic_load_n(&degraded_fds, __ATOMIC_RELAXED) && fd_free())) {
 			errno = ENOMEM;
 			return NULL;
 		}
@@ -189,9 +235,14 @@ void *pl_secret_malloc(size_t num, int secure_heap)
 		errno = err;
 		return NULL;
 	}
+	/* the cause the library recorded for this failure, before
+	 * page_available() can record another */
+	memset(&st, 0, sizeof(st));
+	secretmem_stats(&st);
+	fds = st.last_failure == SECRETMEM_FAILURE_FDS;
 	if (num > (size_t)sysconf(_SC_PAGESIZE) && page_available()) { /* 2 */
 		if (!__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL)) {
-			describe(cause, sizeof(cause), num, err, 0);
+			describe(cause, sizeof(cause), num, err, 0, &st);
 			snprintf(msg, sizeof(msg), "%s; %s, smaller ones still get secret memory", cause,
 				 required() ? "SECRETMEM_REQUIRE=1: this allocation fails"
 					    : "this block uses ordinary memory");
@@ -203,16 +254,18 @@ void *pl_secret_malloc(size_t num, int secure_heap)
 	/* 3: secret memory is refused. */
 	__atomic_store_n(&degraded_gen, __atomic_load_n(&free_gen, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	degraded_limit = memlock_soft();
+	__atomic_store_n(&degraded_fds, fds, __ATOMIC_RELAXED);
 	__atomic_store_n(&degraded, 1, __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL)) {
-		describe(cause, sizeof(cause), num, err, 1);
+		describe(cause, sizeof(cause), num, err, 1, &st);
 		snprintf(msg, sizeof(msg), "%s; %s%s", cause,
 			 !required()	? "OpenSSL allocations use ordinary memory"
 			 : unusable(err) ? "so OpenSSL allocations fail" /* the cause names REQUIRE */
 					 : "under SECRETMEM_REQUIRE=1 OpenSSL allocations fail",
-			 !unusable(err) ? " until secret memory is freed or the limit is raised"
-			 : required()   ? " instead of using ordinary memory"
-					: ", neither locked nor kept out of core dumps");
+			 unusable(err) ? (required() ? " instead of using ordinary memory"
+						     : ", neither locked nor kept out of core dumps")
+			 : fds	       ? " until a file descriptor is free or secret memory is freed"
+				       : " until secret memory is freed or the limit is raised");
 		pl_warn(msg);
 	}
 	errno = err;
