@@ -13,6 +13,10 @@
  *                    secret memory, then check that it is used again after
  *                    a free and after the soft limit is raised again
  *   asrefuse         secret memory refused by the address-space limit
+ *   emfile           with the soft RLIMIT_NOFILE at 64 and every descriptor
+ *                    open: secure blocks until one is refused (ordinary or
+ *                    NULL), ten more; then, all descriptors closed and
+ *                    nothing freed, whether the next secure block is secret
  *   refused SOFT     (SOFT > 0: lower the soft RLIMIT_MEMLOCK to SOFT bytes)
  *                    300 OPENSSL_secure_malloc/zalloc(1024), then 300
  *                    OPENSSL_malloc(1024): how many of each are secret,
@@ -30,11 +34,14 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -256,6 +263,97 @@ static int cmd_asrefuse(void)
 	}
 	printf("ordinary block under the address-space limit: %d\n", ordinary);
 	return 0;
+}
+
+/* ---- emfile --------------------------------------------------------------- */
+
+static char mapsbuf[1 << 20];
+
+/* is_secret() through maps, a descriptor of /proc/self/maps opened before the
+ * table was filled: it needs no new one. */
+static int is_secret_at(int maps, const void *p)
+{
+	size_t n = 0;
+	ssize_t k;
+
+	while (n < sizeof(mapsbuf) - 1 && (k = pread(maps, mapsbuf + n, sizeof(mapsbuf) - 1 - n, (off_t)n)) > 0)
+		n += (size_t)k;
+	mapsbuf[n] = '\0';
+	for (char *l = mapsbuf, *e; *l; l = e + 1) {
+		unsigned long lo, hi;
+
+		e = strchr(l, '\n');
+		if (!e)
+			break;
+		*e = '\0';
+		if (sscanf(l, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi)
+			return strstr(l, "/secretmem") != NULL;
+	}
+	return 0;
+}
+
+static const char *kind_at(int maps, const void *p)
+{
+	return !p ? "NULL" : is_secret_at(maps, p) ? "secret" : "ordinary";
+}
+
+static int cmd_emfile(void)
+{
+	static int fds[64];
+	static void *b[256];
+	struct rlimit rl;
+	int nfd = 0, n = 0, secret = 0, c[3] = { 0, 0, 0 }, maps, err = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_max < 64) {
+		printf("FAILED: hard RLIMIT_NOFILE below 64\n");
+		return 1;
+	}
+	rl.rlim_cur = 64;
+	maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || maps < 0) {
+		printf("FAILED: setrlimit or /proc/self/maps\n");
+		return 1;
+	}
+	while (nfd < 64) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		fds[nfd++] = fd;
+	}
+	if (err != EMFILE) {
+		printf("FAILED: the descriptor table did not fill (%s)\n", strerror(err));
+		return 1;
+	}
+	/* The table is full: secure blocks until one is refused. */
+	while (n < 200) {
+		void *p = OPENSSL_secure_malloc(1024);
+
+		b[n++] = p;
+		if (!p || !is_secret_at(maps, p))
+			break;
+		secret++;
+	}
+	printf("at EMFILE: %d secret, then %s\n", secret, n < 200 ? kind_at(maps, b[n - 1]) : "none refused");
+	for (int i = 0; i < 10; i++) {
+		void *p = OPENSSL_secure_malloc(1024);
+
+		b[n++] = p;
+		c[!p ? 2 : is_secret_at(maps, p) ? 0 : 1]++;
+	}
+	printf("still at EMFILE: %d secret, %d ordinary, %d NULL\n", c[0], c[1], c[2]);
+	/* Descriptors free again, nothing freed: secret memory again. */
+	while (nfd)
+		close(fds[--nfd]);
+	b[n] = OPENSSL_secure_malloc(1024);
+	printf("after the descriptors were closed: %s\n", kind_at(maps, b[n]));
+	n++;
+	for (int i = 0; i < n; i++)
+		OPENSSL_secure_free(b[i]);
+	close(maps);
+	return failures ? 1 : 0;
 }
 
 typedef void (*get_mem_fn)(CRYPTO_malloc_fn *m, CRYPTO_realloc_fn *r, CRYPTO_free_fn *f);
@@ -508,6 +606,8 @@ int main(int argc, char **argv)
 		return cmd_twocopies(argv[2]);
 	if (argc >= 2 && strcmp(argv[1], "asrefuse") == 0)
 		return cmd_asrefuse();
+	if (argc >= 2 && strcmp(argv[1], "emfile") == 0)
+		return cmd_emfile();
 	if (argc >= 3 && strcmp(argv[1], "refused") == 0)
 		return cmd_refused(strtoul(argv[2], NULL, 0));
 	if (argc >= 2 && strcmp(argv[1], "setmem") == 0)
@@ -517,7 +617,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && (strcmp(argv[1], "doublefree") == 0 || strcmp(argv[1], "interiorfree") == 0 ||
 			  strcmp(argv[1], "interiorrealloc") == 0))
 		return cmd_badfree(strtoul(argv[2], NULL, 0), argv[1][0] != 'i' ? 0 : argv[1][8] == 'f' ? 1 : 2);
-	fprintf(stderr, "usage: ossl_probe sizemax|exhaust SOFT|refused SOFT|twocopies PATH|setmem|secmem MODE|"
+	fprintf(stderr, "usage: ossl_probe sizemax|exhaust SOFT|refused SOFT|asrefuse|emfile|twocopies PATH|setmem|secmem MODE|"
 		"doublefree SIZE|interiorfree SIZE|interiorrealloc SIZE\n");
 	return 2;
 }
