@@ -361,8 +361,10 @@ int region_create(struct region *r, size_t size, size_t align, int fill, int req
 	size = (size + ps - 1) & ~(ps - 1);
 	/* more than the machine has can only end in the OOM killer (root is
 	 * exempt from the memory-lock limit): refuse it here */
-	if (size > os_physical_memory())
+	if (size > os_physical_memory()) {
+		sm_failure_note(SECRETMEM_FAILURE_NOMEM, size);
 		return -ENOMEM;
+	}
 	if (align < ps)
 		align = ps;
 	size_t total = size + 2 * ps;
