@@ -7,7 +7,9 @@
  * Making secret memory takes system calls that a program's own filter has
  * no reason to allow: memfd_secret in a short-lived child (clone, wait4),
  * the memory-lock figures (prlimit64, capget, /proc/self/status), sysinfo,
- * ftruncate, mlock for the fallback.  A filter that kills at any of them
+ * ftruncate and the fstat that checks the size it made (glibc's fstat is
+ * newfstatat(fd, "", AT_EMPTY_PATH) on x86_64 and arm64), mlock for the
+ * fallback, mlock2 for a fork child's copy of it.  A filter that kills at any of them
  * (OpenSSH's privilege-separated child: kill by default) would kill the
  * program at its next heap growth or fork, where glibc's malloc would only
  * have mapped memory.  So sandbox.c hands every filter the program
@@ -59,6 +61,9 @@
  * form: a filter may look at the arguments (clone's flags, mmap's
  * protection).
  */
+#ifndef MLOCK_ONFAULT
+#define MLOCK_ONFAULT 1
+#endif
 #define P 0x10000ul
 #define PG 4096ul
 #define NOFD ((uint64_t)-1)
@@ -85,10 +90,19 @@ static const struct call {
 	{ SYS_close, { 3 } },
 	{ SYS_fstatfs, { 3, P } },
 	{ SYS_ftruncate, { 3, PG } },
+	/* os_truncate's fstat(3): newfstatat in glibc 2.33 and later, fstat
+	 * before (the path is "", a pointer) */
+#ifdef SYS_newfstatat
+	{ SYS_newfstatat, { 3, P, P, AT_EMPTY_PATH } },
+#endif
+#ifdef SYS_fstat
+	{ SYS_fstat, { 3, P } },
+#endif
 	{ SYS_mmap, { 0, PG, PROT_NONE, ANON_NONE, NOFD, 0 } },
 	{ SYS_mmap, { P, PG, PROT_NONE, ANON_NONE | MAP_FIXED, NOFD, 0 } },
 	{ SYS_mmap, { P, PG, PROT_NONE, ANON_NONE | MAP_FIXED_NOREPLACE, NOFD, 0 } },
 	{ SYS_mmap, { P, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, 3, 0 } },
+	{ SYS_mmap, { P, PG, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, 3, PG } },
 	{ SYS_mmap, { 0, PG, PROT_READ | PROT_WRITE, MAP_SHARED, 3, 0 } },
 	{ SYS_mmap, { P, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, NOFD, 0 } },
 	{ SYS_mmap, { 0, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, NOFD, 0 } },
@@ -109,6 +123,9 @@ static const struct call {
 	{ SYS_mremap, { P, 0, PG, MREMAP_MAYMOVE, 0 } },
 	{ SYS_mremap, { P, PG, PG, MREMAP_MAYMOVE | MREMAP_FIXED, P } },
 	{ SYS_mlock, { P, PG } },
+#ifdef SYS_mlock2
+	{ SYS_mlock2, { P, PG, MLOCK_ONFAULT } }, /* a fork child's copy of the fallback (os.c) */
+#endif
 	{ SYS_munlock, { P, PG } },
 	{ SYS_getpid, { 0 } },
 	{ SYS_gettid, { 0 } },

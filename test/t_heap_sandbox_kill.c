@@ -19,13 +19,20 @@
  *    memfd_secret child waits for ever.
  *  - nostderr: a filter that kills only at a write(2) on stderr: the same,
  *    with the warnings left unsaid (they would be the killing call).
+ *  - fstat-kill, fstat-trap: a filter that kills (traps) only at
+ *    newfstatat, glibc's fstat(), which the library calls after the
+ *    ftruncate of a new secret file: the same as the allowlist, one warning.
  *  - mincore: a filter that kills only at mincore (no systemd group allows
  *    it), installed while the program runs (after two of libseccomp's
  *    probes, which install nothing) or inherited at exec: frees,
  *    churn, growth and fork work, and new blocks (2 MiB) are still secret
  *    memory.
+ *  - fallback: memfd_secret refused (ERRNO ENOSYS) by a filter inherited at
+ *    exec, so the heap is the locked fallback; the program then installs a
+ *    filter that kills only at mlock2, which locks a fork child's copy of
+ *    it: the child runs (its copy unlocked, one warning names the sandbox).
  * Each as root and as uid 65534 under `ulimit -l 8192`; plain runs of the
- * allowlist and mincore cases (no module) are the control that the
+ * allowlist, fstat and mincore cases (no module) are the control that the
  * program itself lives under them.
  */
 #include <errno.h>
@@ -101,6 +108,23 @@ static int no_stderr(void)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 
+/* Kills (traps) only at newfstatat, glibc's fstat since 2.33 (fd, "",
+ * AT_EMPTY_PATH): the program makes none after it. */
+static int no_fstat(unsigned action)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_newfstatat, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, action),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
 /* The figures page's address (read before a filter stops /proc). */
 static const struct sm_heap_stats *stats_page(void)
 {
@@ -127,7 +151,8 @@ static int child(const char *mode)
 {
 	static unsigned char *pre[PRE], *grown[GROW];
 	int heap = hr_active(), pre_secret = 1;
-	int kill_all = !strncmp(mode, "allowlist", 9) || !strcmp(mode, "listener") || !strcmp(mode, "nostderr");
+	int kill_all = !strncmp(mode, "allowlist", 9) || !strcmp(mode, "listener") || !strcmp(mode, "nostderr") ||
+		       !strncmp(mode, "fstat", 5);
 	const struct sm_heap_stats *st = heap ? stats_page() : NULL;
 
 	for (int i = 0; i < PRE; i++) {
@@ -145,6 +170,9 @@ static int child(const char *mode)
 		TL_CHECK(listener() == 0, "the filter: %s", strerror(errno));
 	else if (!strcmp(mode, "nostderr"))
 		TL_CHECK(no_stderr() == 0, "the filter: %s", strerror(errno));
+	else if (!strncmp(mode, "fstat", 5))
+		TL_CHECK(no_fstat(!strcmp(mode, "fstat-trap") ? SECCOMP_RET_TRAP : SECCOMP_RET_KILL_PROCESS) == 0,
+			 "the filter: %s", strerror(errno));
 	else if (kill_all)
 		TL_CHECK(allowlist(strstr(mode, "syscall") != NULL) == 0, "the filter: %s", strerror(errno));
 	else if (!strcmp(mode, "mincore")) {
@@ -215,13 +243,47 @@ static int child(const char *mode)
 	return 0;
 }
 
-/* Install the mincore filter, then run this program again under the module
- * (the filter is inherited at exec). */
-static int wrap(const char *self)
+/* The fallback case after exec: the heap in the fallback, a kill at mlock2,
+ * a fork. */
+static int fallback(void)
 {
-	char env[4096 + 16], path[4096], arg[] = "at-exec";
+	static unsigned char *b[PRE];
 
-	TL_CHECK(tl_seccomp_action(SYS_mincore, SECCOMP_RET_KILL_PROCESS) == 0, "the filter");
+	for (int i = 0; i < PRE; i++) {
+		b[i] = malloc(1000 + (size_t)i * 1000);
+		TL_CHECK(b[i], "malloc");
+		tl_fill(b[i], 1000 + (size_t)i * 1000, (uint64_t)i);
+	}
+	TL_CHECK(hr_where(b[PRE - 1]) == 'f', "the heap is not in the fallback: '%c'", hr_where(b[PRE - 1]));
+	TL_CHECK(tl_seccomp_action(SYS_mlock2, SECCOMP_RET_KILL_PROCESS) == 0, "the filter");
+	say("filter in\n");
+	for (int i = 0; i < GROW_SECRET; i++) {
+		unsigned char *p = malloc(65536);
+		TL_CHECK(p, "malloc while growing");
+		memset(p, 5, 65536);
+	}
+	errno = 0;
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(tl_check(b[1], 2000, 1) ? 0 : 1);
+	int ws = 0;
+	TL_CHECK(pid > 0 ? waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && WEXITSTATUS(ws) == 0 : errno == ENOMEM,
+		 "fork: %d, errno %d, the child's status %#x", (int)pid, errno, ws);
+	say("child ok\n");
+	return 0;
+}
+
+/* Install the mincore filter (fallback: memfd_secret refused), then run
+ * this program again under the module (the filter is inherited at exec). */
+static int wrap(const char *self, int fb)
+{
+	char env[4096 + 16], path[4096], arg[16];
+
+	snprintf(arg, sizeof(arg), "%s", fb ? "fallback-in" : "at-exec");
+	if (fb)
+		TL_CHECK(tl_seccomp_block(SYS_memfd_secret, ENOSYS) == 0, "the filter");
+	else
+		TL_CHECK(tl_seccomp_action(SYS_mincore, SECCOMP_RET_KILL_PROCESS) == 0, "the filter");
 	snprintf(env, sizeof(env), "LD_PRELOAD=%s", hr_module());
 	snprintf(path, sizeof(path), "%s", self);
 	char *argv[] = { path, arg, NULL }, *envp[] = { env, NULL };
@@ -235,25 +297,32 @@ static void one(const char *self, const char *mode, int heap, int user)
 	int st = user ? hr_run_user(self, mode, heap, NULL, (size_t)8 << 20, out, sizeof(out))
 		      : hr_run(self, mode, heap, NULL, out, sizeof(out));
 
-	printf("== %s, %s%s: %s\n%s", mode, !strcmp(mode, "wrap") ? "heap mode, filter at exec" : heap ? "heap mode" : "plain",
+	printf("== %s, %s%s: %s\n%s", mode, !strncmp(mode, "wrap", 4) ? "heap mode, filter at exec" : heap ? "heap mode" : "plain",
 	       user ? ", uid 65534" : "", tl_status_str(st), out);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && strstr(out, "child ok"), "%s (%s): %s", mode,
 		 heap ? "heap" : "plain", tl_status_str(st));
 	if (heap && (!strncmp(mode, "allowlist", 9) || !strcmp(mode, "listener")))
 		TL_CHECK(strstr(out, "cause: sandbox"), "%s: no warning that names the sandbox", mode);
+	if ((heap && !strncmp(mode, "fstat", 5)) || !strcmp(mode, "wrap-fallback")) {
+		const char *w = strstr(out, "cause: sandbox");
+		TL_CHECK(w && !strstr(w + 1, "cause: sandbox"), "%s: not one warning that names the sandbox", mode);
+	}
 }
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "wrap"))
-		return wrap(argv[0]);
+	if (argc > 1 && !strncmp(argv[1], "wrap", 4))
+		return wrap(argv[0], !strcmp(argv[1], "wrap-fallback"));
+	if (argc > 1 && !strcmp(argv[1], "fallback-in"))
+		return fallback();
 	if (argc > 1)
 		return child(!strcmp(argv[1], "at-exec") ? "at-exec" : argv[1]);
 	tl_need_secretmem();
 	hr_module();
-	const char *modes[] = { "allowlist-prctl", "allowlist-syscall", "listener", "nostderr", "mincore", "wrap" };
-	for (int m = 0; m < 6; m++) {
-		int wrap = !strcmp(modes[m], "wrap");
+	const char *modes[] = { "allowlist-prctl", "allowlist-syscall", "listener", "nostderr", "fstat-kill", "fstat-trap",
+				"mincore", "wrap", "wrap-fallback" };
+	for (int m = 0; m < (int)(sizeof(modes) / sizeof(modes[0])); m++) {
+		int wrap = !strncmp(modes[m], "wrap", 4);
 		if (!wrap)
 			one(argv[0], modes[m], 0, 0);
 		for (int user = 0; user < 2; user++)
