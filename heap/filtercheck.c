@@ -9,8 +9,8 @@
  * the memory-lock figures (prlimit64, capget, /proc/self/status), sysinfo,
  * ftruncate and the fstat that checks the size it made (glibc's fstat is
  * newfstatat(fd, "", AT_EMPTY_PATH) on x86_64 and arm64), mlock for the
- * fallback, mlock2 for a fork child's copy of it.  A filter that kills at any of them
- * (OpenSSH's privilege-separated child: kill by default) would kill the
+ * fallback, mlock2 for a fork child's copy of it.  A filter that kills at
+ * any of them (OpenSSH's privilege-separated child: kill by default) would kill the
  * program at its next heap growth or fork, where glibc's malloc would only
  * have mapped memory.  So sandbox.c hands every filter the program
  * installs through prctl or seccomp (also through syscall(2)) to
