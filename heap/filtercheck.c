@@ -10,9 +10,9 @@
  * ftruncate and the fstat that checks the size it made (glibc's fstat is
  * newfstatat(fd, "", AT_EMPTY_PATH) on x86_64 and arm64), mlock for the
  * fallback, mlock2 for a fork child's copy of it.  A filter that kills at
- * any of them (OpenSSH's privilege-separated child: kill by default) would kill the
- * program at its next heap growth or fork, where glibc's malloc would only
- * have mapped memory.  So sandbox.c hands every filter the program
+ * any of them (OpenSSH's privilege-separated child: kill by default)
+ * would kill the program at its next heap growth or fork, where glibc's
+ * malloc would only have mapped memory.  So sandbox.c hands every filter the program
  * installs through prctl or seccomp (also through syscall(2)) to
  * hp_filter_check() once the kernel took it, which runs the filter's
  * classic BPF program here on each of those calls, as the kernel would for
