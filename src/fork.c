@@ -430,6 +430,7 @@ static void fork_prepare(void)
 	sm_alloc_fork_lock();
 	sm_slab_fork_prepare();
 	region_fork_lock();
+	sm_newfile_lock(); /* no secret file half made (syscall.c) */
 	/* the fork's state is written only with every lock held */
 	fork_cancel = cancel;
 	sm_gate_fork_begin();
@@ -461,6 +462,7 @@ static void fork_parent(void)
 		for (struct region *r = region_fork_next(NULL); r; r = region_fork_next(r))
 			if (is_secret(r))
 				os_advise(r->data, r->size, MADV_DONTFORK);
+	sm_newfile_unlock();
 	region_fork_unlock();
 	sm_slab_fork_parent();
 	sm_alloc_fork_unlock();

@@ -133,8 +133,19 @@ int sm_parse_size(const char *s, size_t *out);
  * A refusal updates the cached probe.
  */
 int sm_memfd_secret(void);
-/* In a fork child: the memfd_secret helper's stacks are all free again. */
+/* In a fork child: the memfd_secret helper's stacks are all free again,
+ * and the new-file lock is free. */
 void sm_memfd_after_fork(void);
+/*
+ * The new-file lock: held from the creation of a secret memory file of the
+ * library's own to its close and its mapping's MADV_DONTFORK.  fork's
+ * prepare handler takes it last (after every other lock of the library),
+ * so no child of a fork in another thread inherits the descriptor, or the
+ * mapping, of a file being made.  Nothing is locked while it is held; take
+ * it with cancellation off.
+ */
+void sm_newfile_lock(void);
+void sm_newfile_unlock(void);
 /* The cached probe result; 0 when there is none (the caller's own
  * memfd_secret call is then the probe: sm_memfd_secret records a refusal). */
 int sm_probe_cached(void);

@@ -223,14 +223,14 @@ static int map_secret(struct region *r, int *lost)
 {
 	/*
 	 * From the file's creation to its close and the mapping's
-	 * MADV_DONTFORK, under the list lock, which fork's prepare handler
+	 * MADV_DONTFORK, under the new-file lock, which fork's prepare handler
 	 * holds: a fork in another thread meanwhile would give its child the
 	 * descriptor (open until the close) and the mapping, the parent's
 	 * live secret pages.  Cancellation off: nothing here may leave the
 	 * lock held.
 	 */
 	int cancel = sm_cancel_off();
-	pthread_mutex_lock(&list_lock);
+	sm_newfile_lock();
 	int fd = sm_memfd_secret(), rc = fd;
 
 	if (fd >= 0) {
@@ -243,7 +243,7 @@ static int map_secret(struct region *r, int *lost)
 			os_map_none_fixed(r->data, r->size); /* not left for a child */
 		sm_close(fd); /* the mapping keeps the file alive */
 	}
-	pthread_mutex_unlock(&list_lock);
+	sm_newfile_unlock();
 	sm_cancel_restore(cancel);
 	if (fd < 0) {
 		if (fd == -EACCES)

@@ -28,6 +28,7 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <linux/capability.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -510,10 +511,25 @@ static int child_stack_take(void)
 	}
 }
 
+static pthread_mutex_t newfile = PTHREAD_MUTEX_INITIALIZER;
+
+void sm_newfile_lock(void)
+{
+	pthread_mutex_lock(&newfile);
+}
+
+void sm_newfile_unlock(void)
+{
+	pthread_mutex_unlock(&newfile);
+}
+
 void sm_memfd_after_fork(void)
 {
 	for (int i = 0; i < CHILD_STACKS; i++)
 		atomic_store_explicit(&child_stack_busy[i], 0, memory_order_relaxed);
+	/* held by the prepare handler, or (a raw child) by a thread this
+	 * child does not have */
+	pthread_mutex_init(&newfile, NULL);
 }
 
 /* Probe the regime in this call's child?  While none has answered, up to
@@ -846,14 +862,19 @@ static long seccomp_signature(void)
 	return mode >= 0 ? 1000000L + mode : -1;
 }
 
+/* Under the new-file lock: no fork child inherits the probe's file. */
 static int probe(void)
 {
-	int fd = memfd_guarded();
+	int cancel;
 
-	if (fd < 0)
-		return fd;
-	sm_close(fd);
-	return 0;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	sm_newfile_lock();
+	int fd = memfd_guarded();
+	if (fd >= 0)
+		sm_close(fd);
+	sm_newfile_unlock();
+	pthread_setcancelstate(cancel, NULL);
+	return fd < 0 ? fd : 0;
 }
 
 int sm_memfd_secret(void)

@@ -14,8 +14,10 @@
  * /proc/self/maps for a secret mapping.  Before the fix, the file's
  * descriptor was open from memfd_secret to its close outside any lock the
  * fork handlers take: 10-15 % of the children held one and could map and
- * read the parent's live secret.  Run as root and as an ordinary user
- * (uid 65534, 8 MiB memory-lock limit).
+ * read the parent's live secret.  The same for the support probe's own
+ * file: a thread's first secretmem_stats() while the main thread forks,
+ * 150 fresh processes.  Run as root and as an ordinary user (uid 65534,
+ * 8 MiB memory-lock limit).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -79,6 +81,74 @@ static int secret_fds(void)
 	return n;
 }
 
+/* The probe case: a thread's first secretmem_stats() probes (one secret
+ * file made and closed) while the main thread forks until it is done.  1
+ * if a child held a secret file. */
+static atomic_int probe_go, probe_done;
+
+static void *first_stats(void *arg)
+{
+	struct secretmem_stats st;
+
+	(void)arg;
+	while (!atomic_load(&probe_go))
+		;
+	secretmem_stats(&st);
+	atomic_store(&probe_done, 1);
+	return NULL;
+}
+
+static int probe_round(void)
+{
+	pthread_t t;
+	int held = 0;
+	void *k = secretmem_malloc(32); /* handlers installed, no probe yet */
+
+	if (!k || pthread_create(&t, NULL, first_stats, NULL))
+		TL_FAIL("set-up: %s", strerror(errno));
+	atomic_store(&probe_go, 1);
+	while (!atomic_load(&probe_done)) {
+		pid_t pid = fork();
+		if (pid < 0)
+			TL_FAIL("fork: %s", strerror(errno));
+		if (pid == 0)
+			tl_child_exit(secret_fds() != 0 || tl_maps_has("secretmem"));
+		int st;
+		while (waitpid(pid, &st, 0) < 0)
+			if (errno != EINTR)
+				TL_FAIL("waitpid: %s", strerror(errno));
+		held |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+	}
+	pthread_join(t, NULL);
+	secretmem_free(k);
+	return held;
+}
+
+/* Each round a fresh process (the probe runs once per process). */
+static int probe_case(const char *self)
+{
+	int rounds = 150, bad = 0;
+
+	for (int i = 0; i < rounds; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			TL_FAIL("fork: %s", strerror(errno));
+		if (pid == 0) {
+			execl(self, self, "probe-round", (char *)NULL);
+			_exit(127);
+		}
+		int st;
+		while (waitpid(pid, &st, 0) < 0)
+			if (errno != EINTR)
+				TL_FAIL("waitpid: %s", strerror(errno));
+		if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
+			TL_FAIL("round %d ended with %s", i, tl_status_str(st));
+		bad += WEXITSTATUS(st);
+	}
+	printf("first stats (the probe), drop: %d rounds, a child held a secret file in %d\n", rounds, bad);
+	return bad != 0;
+}
+
 /* One case: blocks or regions, under the policy in SECRETMEM_FORK. */
 static int run_case(int blocks, int drop)
 {
@@ -122,6 +192,10 @@ static int run_case(int blocks, int drop)
 int main(int argc, char **argv)
 {
 	tl_need_secretmem();
+	if (argc > 1 && strcmp(argv[1], "probe-round") == 0)
+		return probe_round();
+	if (argc > 1 && strcmp(argv[1], "probe") == 0)
+		return probe_case(argv[0]);
 	if (argc > 1) { /* one case, in this process: "blocks" or "regions" */
 		const char *p = getenv("SECRETMEM_FORK");
 		return run_case(strcmp(argv[1], "blocks") == 0, p && strcmp(p, "drop") == 0) ? 1 : 0;
@@ -133,8 +207,8 @@ int main(int argc, char **argv)
 		const char *const *env;
 		int user;
 	} cases[] = {
-		{ "regions", drop, 0 }, { "regions", copy, 0 }, { "blocks", copy, 0 },
-		{ "regions", drop, 1 }, { "blocks", drop, 1 },
+		{ "regions", drop, 0 }, { "regions", copy, 0 }, { "blocks", copy, 0 }, { "probe", drop, 0 },
+		{ "regions", drop, 1 }, { "blocks", drop, 1 }, { "probe", drop, 1 },
 	};
 	char out[4096];
 	int failed = 0;
