@@ -51,15 +51,14 @@ SM_API struct secretmem_region *secretmem_region_create(size_t size, unsigned in
 		errno = ENOMEM;
 		return NULL;
 	}
-	int rc = region_create(&h->r, size, 0, REGION_NOW, (flags & SECRETMEM_REGION_REQUIRE_SECRET) != 0);
+	static const struct region_tally tally = { &api_count, &api_bytes };
+	int rc = region_create(&h->r, size, 0, REGION_NOW, (flags & SECRETMEM_REGION_REQUIRE_SECRET) != 0, &tally);
 	if (rc) {
 		sm_meta_free(h, sizeof(*h));
 		sm_failure_hint(); /* once, at the memory-lock limit */
 		errno = -rc;
 		return NULL;
 	}
-	atomic_fetch_add(&api_count, 1);
-	atomic_fetch_add(&api_bytes, h->r.size);
 	return h;
 }
 
@@ -89,8 +88,6 @@ SM_API int secretmem_region_destroy(struct secretmem_region *h)
 {
 	if (!h)
 		return 0;
-	atomic_fetch_sub(&api_count, 1);
-	atomic_fetch_sub(&api_bytes, h->r.size);
 	int rc = region_destroy(&h->r);
 	sm_meta_free(h, sizeof(*h));
 	return rc;

@@ -42,7 +42,8 @@ static atomic_size_t refused_pages = SIZE_MAX;
 /* Create a region for the allocator and count it. */
 int sm_new_region(struct region *r, size_t size, int fill, struct owner *o)
 {
-	int rc = region_create(r, size, SM_GRANULE, fill, 0);
+	static const struct region_tally tally = { &sm_ctr.regions, &sm_ctr.mapped_bytes };
+	int rc = region_create(r, size, SM_GRANULE, fill, 0, &tally);
 
 	if (rc)
 		return rc;
@@ -52,8 +53,6 @@ int sm_new_region(struct region *r, size_t size, int fill, struct owner *o)
 		region_destroy(r);
 		return rc;
 	}
-	atomic_fetch_add(&sm_ctr.mapped_bytes, r->size);
-	atomic_fetch_add(&sm_ctr.regions, 1);
 	atomic_fetch_add(&sm_ctr.regions_created, 1);
 	atomic_fetch_add(&sm_ctr.pages_faulted, r->faulted >> sm_page_shift);
 	return 0;
@@ -62,8 +61,6 @@ int sm_new_region(struct region *r, size_t size, int fill, struct owner *o)
 void sm_end_region(struct region *r)
 {
 	refused_pages = SIZE_MAX; /* budget came back: try any size again */
-	atomic_fetch_sub(&sm_ctr.mapped_bytes, r->size);
-	atomic_fetch_sub(&sm_ctr.regions, 1);
 	atomic_fetch_add(&sm_ctr.pages_released, r->faulted >> sm_page_shift);
 	sm_radix_set(r->base, r->total, NULL);
 	SM_SHOW(r->data, r->faulted); /* region_destroy zeroizes it */

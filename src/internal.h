@@ -369,6 +369,16 @@ struct region {
 	int dontfork;               /* MADV_DONTFORK: a child gets nothing      */
 	unsigned char *prot;        /* each page's PROT_* bits (NULL: all read-
 				       write); access is then READWRITE      */
+	/* the owner's figures this region counts in while it is listed:
+	 * changed with the list, under its lock (region_create's tally) */
+	_Atomic size_t *tally_count, *tally_bytes;
+};
+
+/* An owner's count of regions and their bytes, kept by the region layer:
+ * a fork's child (the list lock held across it) finds them agreeing with
+ * its list of regions, whatever other threads were doing. */
+struct region_tally {
+	_Atomic size_t *count, *bytes;
 };
 
 /*
@@ -388,9 +398,11 @@ enum { REGION_NOW = 1, REGION_LAZY = 2 };
  * page below the end of an align-aligned reservation; everything below the
  * data in the reservation is inaccessible.  fill: see above.
  * require_secret: never fall back.  The region is registered for fork
- * handling.  Returns 0 or -ENOMEM, -EINVAL, -ENOSYS, -EPERM, -EMFILE.
+ * handling, and counted in tally (NULL: in none) while it is.  Returns 0
+ * or -ENOMEM, -EINVAL, -ENOSYS, -EPERM, -EMFILE.
  */
-int region_create(struct region *r, size_t size, size_t align, int fill, int require_secret);
+int region_create(struct region *r, size_t size, size_t align, int fill, int require_secret,
+		  const struct region_tally *tally);
 /* Fault in [data, data+upto) if not yet (upto rounded to pages); -ENOMEM. */
 int region_fault_to(struct region *r, size_t upto);
 /* [data, data+upto) ready for use: marked (r->lazy) or faulted in; -ENOMEM. */
@@ -399,7 +411,8 @@ int region_ready_to(struct region *r, size_t upto);
  * (the others read as zero and stay untouched). */
 void region_zero(const struct region *r, void *p, size_t len);
 int region_protect(struct region *r, int access);
-/* Zeroize the ready part, unmap, unregister.  Returns 0 or -errno. */
+/* Unregister (first: a fork from now on neither copies the region nor
+ * counts it), zeroize the ready part, unmap.  Returns 0 or -errno. */
 int region_destroy(struct region *r);
 /* Backend new regions get now (after the probe and the REQUIRE option). */
 int region_default_backend(void);

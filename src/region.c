@@ -58,6 +58,10 @@ static void list_add(struct region *r)
 	region_link_locked(r);
 	list_count++;
 	list_bytes += r->size;
+	if (r->tally_count) {
+		atomic_fetch_add(r->tally_count, 1);
+		atomic_fetch_add(r->tally_bytes, r->size);
+	}
 	if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
 		fallback_bytes += r->size;
 		atomic_fetch_add(&sm_fallback_regions, 1);
@@ -76,6 +80,10 @@ static void list_del(struct region *r)
 	region_unlink_locked(r);
 	list_count--;
 	list_bytes -= r->size;
+	if (r->tally_count) {
+		atomic_fetch_sub(r->tally_count, 1);
+		atomic_fetch_sub(r->tally_bytes, r->size);
+	}
 	if (r->backend == SECRETMEM_BACKEND_FALLBACK) {
 		fallback_bytes -= r->size;
 		atomic_fetch_sub(&sm_fallback_regions, 1);
@@ -345,7 +353,8 @@ void region_zero(const struct region *r, void *p, size_t len)
 		explicit_bzero(p, len);
 }
 
-int region_create(struct region *r, size_t size, size_t align, int fill, int require_secret)
+int region_create(struct region *r, size_t size, size_t align, int fill, int require_secret,
+		  const struct region_tally *tally)
 {
 	size_t ps = os_page_size();
 	int rc;
@@ -425,6 +434,10 @@ int region_create(struct region *r, size_t size, size_t align, int fill, int req
 		memset(r, 0, sizeof(*r));
 		return rc;
 	}
+	if (tally) {
+		r->tally_count = tally->count;
+		r->tally_bytes = tally->bytes;
+	}
 	list_add(r);
 	return 0;
 }
@@ -453,6 +466,7 @@ int region_destroy(struct region *r)
 {
 	int rc = 0;
 
+	list_del(r);
 	if (!r->dropped && r->faulted) {
 		if (r->access != SECRETMEM_READWRITE)
 			rc = os_protect(r->data, r->faulted, PROT_READ | PROT_WRITE);
@@ -461,7 +475,6 @@ int region_destroy(struct region *r)
 		if (!rc)
 			region_zero(r, r->data, r->faulted);
 	}
-	list_del(r);
 	int urc = os_unmap((void *)r->base, r->total);
 	memset(r, 0, sizeof(*r));
 	return rc ? rc : urc;
