@@ -14,7 +14,8 @@
  * /proc/self/maps for a secret mapping.  Before the fix, the file's
  * descriptor was open from memfd_secret to its close outside any lock the
  * fork handlers take: 10-15 % of the children held one and could map and
- * read the parent's live secret.  The same for the support probe's own
+ * read the parent's live secret.  A copy child's secretmem_stats figures
+ * add up (secretmem_stats(3)).  The same for the support probe's own
  * file: a thread's first secretmem_stats() while the main thread forks,
  * 150 fresh processes.  Run as root and as an ordinary user (uid 65534,
  * 8 MiB memory-lock limit).
@@ -153,7 +154,7 @@ static int probe_case(const char *self)
 static int run_case(int blocks, int drop)
 {
 	pthread_t t;
-	int fd_children = 0, map_children = 0;
+	int fd_children = 0, map_children = 0, sum_children = 0;
 
 	use_blocks = blocks;
 	atomic_store(&stop, 0);
@@ -171,22 +172,30 @@ static int run_case(int blocks, int drop)
 				rc |= 1;
 			if (drop && tl_maps_has("secretmem"))
 				rc |= 2;
+			/* secretmem_stats(3): the sum holds in a copy child */
+			struct secretmem_stats st;
+			if (!drop && (secretmem_stats(&st) ||
+				      st.secret_bytes + st.fallback_bytes != st.bytes_mapped + st.api_region_bytes))
+				rc |= 4;
 			tl_child_exit(rc);
 		}
 		int st;
 		while (waitpid(pid, &st, 0) < 0)
 			if (errno != EINTR)
 				TL_FAIL("waitpid: %s", strerror(errno));
-		if (!WIFEXITED(st) || WEXITSTATUS(st) > 3)
+		if (!WIFEXITED(st) || WEXITSTATUS(st) > 7)
 			TL_FAIL("child %d ended with %s", i, tl_status_str(st));
 		fd_children += WEXITSTATUS(st) & 1;
 		map_children += (WEXITSTATUS(st) & 2) != 0;
+		sum_children += (WEXITSTATUS(st) & 4) != 0;
 	}
 	atomic_store(&stop, 1);
 	pthread_join(t, NULL);
-	printf("%s, %s: %d forks, %d children held a secret memory file, %d a secret mapping\n",
-	       blocks ? "3 MiB blocks" : "4 KiB regions", drop ? "drop" : "copy", FORKS, fd_children, map_children);
-	return fd_children || map_children;
+	printf("%s, %s: %d forks, %d children held a secret memory file, %d a secret mapping, %d had figures "
+	       "that do not add up\n",
+	       blocks ? "3 MiB blocks" : "4 KiB regions", drop ? "drop" : "copy", FORKS, fd_children, map_children,
+	       sum_children);
+	return fd_children || map_children || sum_children;
 }
 
 int main(int argc, char **argv)
