@@ -76,21 +76,31 @@ int main(void)
 	tl_fill(a, BIG, 1);
 	memcpy(b, a, BIG);
 	for (int r = 0; r < ROUNDS; r++) {
-		double t0 = now();
-		int e1 = secretmem_memeq(a, b, BIG);
-		double t1 = now();
-		b[0] ^= 1;
-		double t2 = now();
-		int e2 = secretmem_memeq(a, b, BIG);
-		double t3 = now();
-		b[0] ^= 1;
+		/* which goes first alternates: on a loaded machine (CI's
+		 * ASan run beside other work) the first call of a round was
+		 * slower in every round once, a median of 0.42 */
+		double t_eq = 0, t_ne = 0;
+		int e1 = -1, e2 = -1;
+		for (int k = 0; k < 2; k++) {
+			int differ = (r + k) % 2;
+			b[0] ^= (unsigned char)differ;
+			double t0 = now();
+			int e = secretmem_memeq(a, b, BIG);
+			double t1 = now();
+			b[0] ^= (unsigned char)differ;
+			if (differ)
+				t_ne = t1 - t0, e2 = e;
+			else
+				t_eq = t1 - t0, e1 = e;
+		}
 		TL_CHECK(e1 == 1 && e2 == 0, "memeq results %d %d", e1, e2);
-		ratio[r] = (t3 - t2) / (t1 - t0);
+		ratio[r] = t_ne / t_eq;
 	}
 	qsort(ratio, ROUNDS, sizeof(ratio[0]), cmp_double);
 	printf("time(first byte differs) / time(equal), 1 MiB, %d rounds: median %.3f, range %.3f..%.3f\n", ROUNDS,
 	       ratio[ROUNDS / 2], ratio[0], ratio[ROUNDS - 1]);
-	/* an early exit would make the ratio about 1e-6; noise stays far from 0.5 */
-	TL_CHECK(ratio[ROUNDS / 2] > 0.5 && ratio[ROUNDS / 2] < 2.0, "memeq time depends on the data");
+	/* an early exit would make the ratio about 1e-6; noise stays far
+	 * from 0.2 (a loaded machine gave 0.42 with a fixed order) */
+	TL_CHECK(ratio[ROUNDS / 2] > 0.2 && ratio[ROUNDS / 2] < 5.0, "memeq time depends on the data");
 	return 0;
 }
