@@ -6,11 +6,15 @@
  * it (secretmem-heap(7), STACKS).
  *
  * Interposed: poll, ppoll, select, pselect, epoll_wait, epoll_pwait,
- * read, recv, recvfrom, recvmsg, accept, accept4, nanosleep,
- * clock_nanosleep, sleep, usleep, pthread_cond_wait, pthread_cond_clockwait,
- * pthread_cond_timedwait; and pause, sigsuspend, sigwait, sigwaitinfo,
- * sigtimedwait, wait, waitpid, waitid, wait4, pthread_join, sem_wait and
- * sem_timedwait.  Each calls glibc's own function in the end
+ * epoll_pwait2, read, readv, recv, recvfrom, recvmsg, recvmmsg, accept,
+ * accept4, nanosleep, clock_nanosleep, sleep, usleep, pthread_cond_wait,
+ * pthread_cond_clockwait, pthread_cond_timedwait; and pause, sigsuspend,
+ * sigwait, sigwaitinfo, sigtimedwait, wait, waitpid, waitid, wait4,
+ * pthread_join, pthread_timedjoin_np, pthread_clockjoin_np, sem_wait,
+ * sem_timedwait and sem_clockwait.  No other call that waits is
+ * (pthread_mutex_lock, write, flock, msgrcv, mq_receive, preadv, C11's
+ * cnd_wait and thrd_sleep...): they clear nothing (secretmem-heap(7)).
+ * Each calls glibc's own function in the end
  * (cancellation points stay cancellation points, errno and results are
  * glibc's), as the program asked.  glibc's functions are found when the
  * module starts (a dlsym in the middle of the program's work would leave
@@ -18,14 +22,16 @@
  *
  * When a thread clears: only when the call is about to wait.
  *  - A call that returns at once clears nothing: the poll family is asked
- *    with a zero timeout first; read and recv ask poll(2) whether the
+ *    with a zero timeout first; read* and recv* ask poll(2) whether the
  *    descriptor is ready (nothing is taken from it); the waits for a
  *    signal, a child, a thread or a semaphore are tried without waiting;
- *    a sleep of under a millisecond does not clear.  A regular file, a
+ *    a sleep of under a millisecond does not clear, nor a read of nothing
+ *    (readv of empty buffers, recvmmsg of no message).  A regular file, a
  *    block device and a descriptor in non-blocking mode never wait
  *    (F_GETFL and fstat, remembered for 100 ms per thread).
- *  - read, recv, accept on a blocking socket and the waits for a signal,
- *    a child, a thread or a semaphore clear every time they would wait.
+ *  - read, readv, recv*, accept on a blocking socket and the waits for a
+ *    signal, a child, a thread or a semaphore clear every time they would
+ *    wait.
  *    The calls with a timeout (the poll family, the sleeps, the condition
  *    waits) clear at most once per GAP (10 ms) unless they then wait
  *    longer: a thread cleared less than GAP ago first waits for what is
@@ -41,7 +47,7 @@
  *    is.
  *  - Under a seccomp filter (sandbox.c) only the program's own system
  *    calls are made: the poll family still asks with a zero timeout
- *    first, select through select; read, recv and accept clear before
+ *    first, select through select; read*, recv* and accept clear before
  *    every call, without asking.
  */
 #define _GNU_SOURCE
@@ -53,6 +59,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -65,6 +72,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -83,14 +91,19 @@ HP_REAL(poll)
 HP_REAL(ppoll)
 HP_REAL(epoll_wait)
 HP_REAL(epoll_pwait)
+#if __GLIBC_PREREQ(2, 35)
+HP_REAL(epoll_pwait2)
+#endif
 HP_REAL(select)
 HP_REAL(pselect)
 HP_REAL(accept)
 HP_REAL(accept4)
 HP_REAL(read)
+HP_REAL(readv)
 HP_REAL(recv)
 HP_REAL(recvfrom)
 HP_REAL(recvmsg)
+HP_REAL(recvmmsg)
 HP_REAL(nanosleep)
 HP_REAL(clock_nanosleep)
 HP_REAL(sleep)
@@ -113,8 +126,11 @@ HP_REAL(waitpid)
 HP_REAL(waitid)
 HP_REAL(wait4)
 HP_REAL(pthread_join)
+HP_REAL(pthread_timedjoin_np)
+HP_REAL(pthread_clockjoin_np)
 HP_REAL(sem_wait)
 HP_REAL(sem_timedwait)
+HP_REAL(sem_clockwait)
 
 /* The condition waits have two versions in glibc; dlsym gives the oldest
  * (LinuxThreads' layout), so the current one is asked for by name. */
@@ -142,14 +158,19 @@ void hp_waits_resolve(void)
 	resolve_ppoll();
 	resolve_epoll_wait();
 	resolve_epoll_pwait();
+#if __GLIBC_PREREQ(2, 35)
+	resolve_epoll_pwait2();
+#endif
 	resolve_select();
 	resolve_pselect();
 	resolve_accept();
 	resolve_accept4();
 	resolve_read();
+	resolve_readv();
 	resolve_recv();
 	resolve_recvfrom();
 	resolve_recvmsg();
+	resolve_recvmmsg();
 	resolve_nanosleep();
 	resolve_clock_nanosleep();
 	resolve_sleep();
@@ -172,8 +193,11 @@ void hp_waits_resolve(void)
 	resolve_waitid();
 	resolve_wait4();
 	resolve_pthread_join();
+	resolve_pthread_timedjoin_np();
+	resolve_pthread_clockjoin_np();
 	resolve_sem_wait();
 	resolve_sem_timedwait();
+	resolve_sem_clockwait();
 	resolve_pthread_cond_wait();
 	resolve_pthread_cond_timedwait();
 	(void)cond_clock(&any);
@@ -351,13 +375,19 @@ struct epollctx {
 	int epfd, max;
 	struct epoll_event *ev;
 	const sigset_t *mask;
-	int pwait;
+	int pwait; /* 1: epoll_pwait, 2: epoll_pwait2 (ns to the nanosecond) */
 };
 
 static long epoll_part(void *c, int64_t ns, const sigset_t *mask)
 {
 	struct epollctx *e = c;
 
+#if __GLIBC_PREREQ(2, 35)
+	if (e->pwait == 2) {
+		struct timespec t = ns_ts(ns);
+		return real_epoll_pwait2(e->epfd, e->ev, e->max, ns < 0 ? NULL : &t, e->mask ? e->mask : mask);
+	}
+#endif
 	if (e->pwait || mask)
 		return real_epoll_pwait(e->epfd, e->ev, e->max, ns_ms(ns), e->mask ? e->mask : mask);
 	return real_epoll_wait(e->epfd, e->ev, e->max, ns_ms(ns));
@@ -378,6 +408,19 @@ HP_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 	resolve_epoll_pwait();
 	return (int)wait_planned(epoll_part, &e, ms_ns(timeout));
 }
+
+#if __GLIBC_PREREQ(2, 35)
+HP_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
+			   const sigset_t *mask)
+{
+	struct epollctx e = { epfd, max, ev, mask, 2 };
+
+	resolve_epoll_pwait2();
+	if (tmo && !valid_ts(tmo))
+		return real_epoll_pwait2(epfd, ev, max, tmo, mask); /* its EINVAL */
+	return (int)wait_planned(epoll_part, &e, tmo ? ts_ns(tmo) : -1);
+}
+#endif
 
 /*
  * select and pselect change their sets, and a part that found nothing
@@ -572,6 +615,20 @@ HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 	return real_read(fd, buf, n);
 }
 
+/* Asks for nothing (no buffer has room, or a count glibc refuses): never
+ * waits. */
+HP_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	resolve_readv();
+	if (cnt > 0 && cnt <= IOV_MAX)
+		for (int i = 0; i < cnt; i++)
+			if (iov[i].iov_len) {
+				before_fd_call(fd, 0);
+				break;
+			}
+	return real_readv(fd, iov, cnt);
+}
+
 HP_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	resolve_recv();
@@ -594,6 +651,16 @@ HP_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	if (!(flags & MSG_DONTWAIT))
 		before_fd_call(fd, 0);
 	return real_recvmsg(fd, msg, flags);
+}
+
+/* Waits for the first message only (its timeout is looked at after each
+ * one, MSG_WAITFORONE makes the rest non-blocking). */
+HP_EXPORT int recvmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags, struct timespec *tmo)
+{
+	resolve_recvmmsg();
+	if (n && !(flags & MSG_DONTWAIT))
+		before_fd_call(fd, 0);
+	return real_recvmmsg(fd, msgs, n, flags, tmo);
 }
 
 HP_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
@@ -1073,16 +1140,40 @@ HP_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 	return real_waitid(type, id, info, options);
 }
 
+/* Before a join: pthread_tryjoin_np first; its answer when the thread has
+ * ended (or on an error), else -1 (the thread cleared).  glibc joins an
+ * ended thread whatever a timed join's time (a tv_nsec out of range too). */
+static int join_first(pthread_t t, void **ret)
+{
+	if (!hp_stack_on())
+		return -1;
+	int r = pthread_tryjoin_np(t, ret);
+	if (r != EBUSY)
+		return r;
+	before_wait();
+	return -1;
+}
+
 HP_EXPORT int pthread_join(pthread_t t, void **ret)
 {
 	resolve_pthread_join();
-	if (hp_stack_on()) {
-		int r = pthread_tryjoin_np(t, ret);
-		if (r != EBUSY)
-			return r;
-		before_wait();
-	}
-	return real_pthread_join(t, ret);
+	int r = join_first(t, ret);
+	return r >= 0 ? r : real_pthread_join(t, ret);
+}
+
+HP_EXPORT int pthread_timedjoin_np(pthread_t t, void **ret, const struct timespec *abstime)
+{
+	resolve_pthread_timedjoin_np();
+	int r = join_first(t, ret);
+	return r >= 0 ? r : real_pthread_timedjoin_np(t, ret, abstime);
+}
+
+HP_EXPORT int pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clk, const struct timespec *abstime)
+{
+	resolve_pthread_clockjoin_np();
+	/* glibc refuses another clock before it looks at the thread */
+	int r = clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME ? -1 : join_first(t, ret);
+	return r >= 0 ? r : real_pthread_clockjoin_np(t, ret, clk, abstime);
 }
 
 /* Before a semaphore wait: sem_trywait first; 1 when it took the
@@ -1115,4 +1206,13 @@ HP_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *t)
 	/* glibc checks tv_nsec before it looks at the semaphore (EINVAL) */
 	int r = t->tv_nsec < 0 || t->tv_nsec >= S_NS ? 0 : sem_first(sem);
 	return r ? (r > 0 ? 0 : -1) : real_sem_timedwait(sem, t);
+}
+
+HP_EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *t)
+{
+	resolve_sem_clockwait();
+	/* glibc checks the clock, then tv_nsec, before the semaphore (EINVAL) */
+	int bad = (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME) || t->tv_nsec < 0 || t->tv_nsec >= S_NS;
+	int r = bad ? 0 : sem_first(sem);
+	return r ? (r > 0 ? 0 : -1) : real_sem_clockwait(sem, clk, t);
 }

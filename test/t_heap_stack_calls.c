@@ -4,9 +4,11 @@
  * t_heap_stack_calls - the calls that heap mode interposes to clear dead
  * stack frames before a wait (heap/stackclear.c) keep their meaning, and
  * no live frame is ever cleared: test/helpers/heap_waits (select's and
- * pselect's sets, poll, ppoll, epoll, read and recv on ready, empty and
- * non-blocking descriptors, MSG_WAITALL, MSG_PEEK, accept, the sleeps,
- * condition waits, semaphores (sem_timedwait checks tv_nsec first), a
+ * pselect's sets, poll, ppoll, epoll (epoll_pwait2's timespec), read,
+ * readv and recv on ready, empty and non-blocking descriptors, MSG_WAITALL,
+ * MSG_PEEK, recvmmsg, accept, the sleeps, condition waits, semaphores
+ * (sem_timedwait checks tv_nsec first, sem_clockwait the clock too), the
+ * timed joins (an ended thread is joined whatever the time), a
  * wait in a signal handler on a signal stack that is an array on the
  * thread's own stack, a wait in a handler on the thread's stack, in a
  * coroutine (makecontext), on a 16 KiB thread stack and on a stack the

@@ -6,8 +6,8 @@
  * local array four calls deep in its main thread, then waits in that call
  * for something that never comes (the list is the helper's wait_modes[]:
  * read after each way a descriptor's "never waits" memo must be forgotten,
- * recv*, accept*, the poll family, the sleeps, the condition waits, pause,
- * sigsuspend, sigwait*, wait*, pthread_join, sem_*wait).  Once the main
+ * readv, recv*, accept*, the poll family, the sleeps, the condition waits,
+ * pause, sigsuspend, sigwait*, wait*, pthread_*join*, sem_*wait).  Once the main
  * thread has stayed in one system call for 30 ms, and 60 ms later, a root
  * process reads the program's memory (/proc/PID/mem) and counts the copies
  * on the main thread's stack and elsewhere:
@@ -27,10 +27,11 @@
 
 static const char *const modes[] = {
 	"memo_close", "memo_dup2", "memo_dup3", "memo_close_range", "memo_closefrom", "memo_setfl", "memo_fcntl64",
-	"memo_fionbio", "recv", "recvfrom", "recvmsg", "accept", "accept4", "poll", "ppoll", "select", "pselect",
-	"epoll_wait", "epoll_pwait", "nanosleep", "clock_nanosleep", "usleep", "sleep", "cond_wait",
-	"cond_timedwait", "pause", "sigsuspend", "sigwait", "sigwaitinfo", "sigtimedwait", "waitpid", "wait",
-	"waitid", "wait4", "pthread_join", "sem_wait", "sem_timedwait"
+	"memo_fionbio", "readv", "recv", "recvfrom", "recvmsg", "recvmmsg", "accept", "accept4", "poll", "ppoll",
+	"select", "pselect", "epoll_wait", "epoll_pwait", "epoll_pwait2", "nanosleep", "clock_nanosleep", "usleep",
+	"sleep", "cond_wait", "cond_timedwait", "pause", "sigsuspend", "sigwait", "sigwaitinfo", "sigtimedwait",
+	"waitpid", "wait", "waitid", "wait4", "pthread_join", "pthread_timedjoin_np", "pthread_clockjoin_np",
+	"sem_wait", "sem_timedwait", "sem_clockwait"
 };
 
 static char helper[PATH_MAX], keyfile[PATH_MAX];

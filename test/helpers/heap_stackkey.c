@@ -22,7 +22,8 @@
  *
  * With WAIT (one of the names wait_in() knows: test/t_heap_stack_waits
  * lists them), the main thread waits in that
- * call instead of read(), on something that never comes: a pipe, a socket,
+ * call instead of read(), on something that never comes: a pipe, a socket
+ * (a datagram one for recvmmsg),
  * the worker thread, a child that pauses, a signal, a semaphore, a
  * condition, a 60 s sleep.  The memo_* ones first make a descriptor number
  * one whose reads never wait (a regular file, or a pipe in non-blocking
@@ -37,6 +38,7 @@
 #include <sys/ioctl.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -220,6 +222,9 @@ static int wait_in(const char *how, pthread_t worker_thread)
 			fd = s;
 		} else if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0)
 			fd = fds[0];
+	} else if (!strcmp(how, "recvmmsg")) {
+		if (socketpair(AF_UNIX, SOCK_DGRAM, 0, fds) == 0)
+			fd = fds[0];
 	} else if (pipe(fds) == 0)
 		fd = fds[0];
 	if (fd < 0 || sem_init(&sem, 0, 0) != 0 || sigprocmask(SIG_BLOCK, &set, NULL) != 0)
@@ -244,20 +249,27 @@ static int wait_in(const char *how, pthread_t worker_thread)
 		return 4;
 	struct iovec iov = { buf, sizeof(buf) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct timespec sixty = { 60, 0 };
+	struct mmsghdr mm = { .msg_hdr = msg };
+	struct timespec sixty = { 60, 0 }, mono;
 	siginfo_t si;
 	int st, sig;
 
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	mono.tv_sec += 60;
 	pthread_mutex_lock(&m);
 	use_key(4);
 	if (!strncmp(how, "memo_", 5))
 		return (int)read(fd, buf, 1);
+	if (!strcmp(how, "readv"))
+		return (int)readv(fd, &iov, 1);
 	if (!strcmp(how, "recv"))
 		return (int)recv(fd, buf, 1, 0);
 	if (!strcmp(how, "recvfrom"))
 		return (int)recvfrom(fd, buf, 1, 0, NULL, NULL);
 	if (!strcmp(how, "recvmsg"))
 		return (int)recvmsg(fd, &msg, 0);
+	if (!strcmp(how, "recvmmsg"))
+		return recvmmsg(fd, &mm, 1, 0, NULL);
 	if (!strcmp(how, "accept"))
 		return accept(fd, NULL, NULL);
 	if (!strcmp(how, "accept4"))
@@ -274,6 +286,8 @@ static int wait_in(const char *how, pthread_t worker_thread)
 		return epoll_wait(ep, &out, 1, -1);
 	if (!strcmp(how, "epoll_pwait"))
 		return epoll_pwait(ep, &out, 1, -1, NULL);
+	if (!strcmp(how, "epoll_pwait2"))
+		return epoll_pwait2(ep, &out, 1, &sixty, NULL);
 	if (!strcmp(how, "nanosleep"))
 		return nanosleep(&sixty, NULL);
 	if (!strcmp(how, "clock_nanosleep"))
@@ -313,10 +327,16 @@ static int wait_in(const char *how, pthread_t worker_thread)
 		return wait4(child, &st, 0, NULL);
 	if (!strcmp(how, "pthread_join"))
 		return pthread_join(worker_thread, NULL);
+	if (!strcmp(how, "pthread_timedjoin_np"))
+		return pthread_timedjoin_np(worker_thread, NULL, &far);
+	if (!strcmp(how, "pthread_clockjoin_np"))
+		return pthread_clockjoin_np(worker_thread, NULL, CLOCK_MONOTONIC, &mono);
 	if (!strcmp(how, "sem_wait"))
 		return sem_wait(&sem);
 	if (!strcmp(how, "sem_timedwait"))
 		return sem_timedwait(&sem, &far);
+	if (!strcmp(how, "sem_clockwait"))
+		return sem_clockwait(&sem, CLOCK_MONOTONIC, &mono);
 	return 64;
 }
 

@@ -24,6 +24,7 @@
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <ucontext.h>
@@ -156,6 +157,25 @@ static void check_poll(void)
 	n = epoll_pwait(ep, out, 4, 5000, NULL);
 	CHECK("epoll-wait", n == 1 && out[0].data.u64 == 42, "returned %d", n);
 	pthread_join(t, NULL);
+
+	/* epoll_pwait2: ready at once, its EINVAL, a timeout, a wait */
+	struct timespec t0, t1, twenty = { 0, 20000000 }, badts = { 0, 1000000000L };
+	n = epoll_pwait2(ep, out, 4, &twenty, NULL);
+	CHECK("epoll-pwait2-ready", n == 1 && out[0].data.u64 == 42, "returned %d", n);
+	if (read(a[0], &c, 1) != 1)
+		abort();
+	errno = 0;
+	n = epoll_pwait2(ep, out, 4, &badts, NULL);
+	CHECK("epoll-pwait2-einval", n == -1 && errno == EINVAL, "returned %d", n);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	n = epoll_pwait2(ep, out, 4, &twenty, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long us = (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
+	CHECK("epoll-pwait2-timeout", n == 0 && us >= 20000, "returned %d after %ld us", n, us);
+	t = start_writer(&l);
+	n = epoll_pwait2(ep, out, 4, NULL, NULL);
+	CHECK("epoll-pwait2-wait", n == 1 && out[0].data.u64 == 42, "returned %d", n);
+	pthread_join(t, NULL);
 	close(ep);
 	close(a[0]);
 	close(a[1]);
@@ -181,6 +201,29 @@ static void check_fds(void)
 	CHECK("read-nonblocking", n == -1 && errno == EAGAIN, "returned %zd", n);
 	n = read(-1, buf, 1);
 	CHECK("read-ebadf", n == -1 && errno == EBADF, "returned %zd", n);
+	fcntl(a[0], F_SETFL, 0);
+
+	/* readv: ready at once, after a wait, of nothing (an empty pipe: no
+	 * wait), glibc's EINVAL and EBADF */
+	char buf2[16];
+	struct iovec two[2] = { { buf, 2 }, { buf2, sizeof(buf2) } }, none[2] = { { buf, 0 }, { buf2, 0 } };
+	volatile int minus = -1;
+	if (write(a[1], "hello", 5) != 5)
+		abort();
+	n = readv(a[0], two, 2);
+	CHECK("readv-ready", n == 5 && memcmp(buf, "he", 2) == 0 && memcmp(buf2, "llo", 3) == 0, "returned %zd", n);
+	t = start_writer(&l);
+	n = readv(a[0], two, 2);
+	CHECK("readv-wait", n == 5 && memcmp(buf, "he", 2) == 0 && memcmp(buf2, "llo", 3) == 0, "returned %zd", n);
+	pthread_join(t, NULL);
+	n = readv(a[0], none, 2);
+	CHECK("readv-nothing", n == 0, "returned %zd", n);
+	errno = 0;
+	n = readv(a[0], two, minus);
+	CHECK("readv-einval", n == -1 && errno == EINVAL, "returned %zd", n);
+	errno = 0;
+	n = readv(-1, two, 2);
+	CHECK("readv-ebadf", n == -1 && errno == EBADF, "returned %zd", n);
 
 	struct later m = { s[1], 20, "abcdef", 6 };
 	t = start_writer(&m);
@@ -207,6 +250,29 @@ static void check_fds(void)
 	CHECK("recv-nonblocking", n == -1 && errno == EAGAIN, "returned %zd", n);
 	close(a[0]);
 	close(a[1]);
+	close(s[0]);
+	close(s[1]);
+
+	/* recvmmsg on datagrams: ready at once, MSG_DONTWAIT, no message
+	 * asked for, a wait for the first (MSG_WAITFORONE) */
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, s) || write(s[1], "one", 3) != 3 || write(s[1], "two", 3) != 3)
+		abort();
+	struct iovec io[2] = { { buf, sizeof(buf) }, { buf2, sizeof(buf2) } };
+	struct mmsghdr mm[2] = { { .msg_hdr = { .msg_iov = &io[0], .msg_iovlen = 1 } },
+				 { .msg_hdr = { .msg_iov = &io[1], .msg_iovlen = 1 } } };
+	int k = recvmmsg(s[0], mm, 2, 0, NULL);
+	CHECK("recvmmsg-ready", k == 2 && mm[0].msg_len == 3 && mm[1].msg_len == 3 && memcmp(buf, "one", 3) == 0 &&
+	      memcmp(buf2, "two", 3) == 0, "returned %d", k);
+	errno = 0;
+	k = recvmmsg(s[0], mm, 2, MSG_DONTWAIT, NULL);
+	CHECK("recvmmsg-dontwait", k == -1 && errno == EAGAIN, "returned %d", k);
+	k = recvmmsg(s[0], mm, 0, 0, NULL);
+	CHECK("recvmmsg-none", k == 0, "returned %d", k);
+	struct later d = { s[1], 20, "xyz", 3 };
+	t = start_writer(&d);
+	k = recvmmsg(s[0], mm, 2, MSG_WAITFORONE, NULL);
+	CHECK("recvmmsg-wait", k == 1 && mm[0].msg_len == 3 && memcmp(buf, "xyz", 3) == 0, "returned %d", k);
+	pthread_join(t, NULL);
 	close(s[0]);
 	close(s[1]);
 }
@@ -738,6 +804,13 @@ static void check_threads(void)
 	close(fds[1]);
 }
 
+static void *post_later(void *arg)
+{
+	ms_sleep(20);
+	sem_post(arg);
+	return NULL;
+}
+
 /* semaphores: glibc's answers, in the order it checks (tv_nsec first) */
 static void check_sems(void)
 {
@@ -760,7 +833,93 @@ static void check_sems(void)
 	r = sem_wait(&s);
 	sem_getvalue(&s, &v);
 	CHECK("sem-wait-free", r == 0 && v == 0, "returned %d, value %d", r, v);
+
+	/* sem_clockwait: glibc checks the clock, then tv_nsec, first */
+	sem_post(&s);
+	errno = 0;
+	r = sem_clockwait(&s, CLOCK_MONOTONIC, &bad);
+	sem_getvalue(&s, &v);
+	CHECK("sem-clockwait-einval", r == -1 && errno == EINVAL && v == 1, "returned %d, value %d", r, v);
+	errno = 0;
+	r = sem_clockwait(&s, CLOCK_BOOTTIME, &past);
+	sem_getvalue(&s, &v);
+	CHECK("sem-clockwait-clock", r == -1 && errno == EINVAL && v == 1, "returned %d, value %d", r, v);
+	r = sem_clockwait(&s, CLOCK_MONOTONIC, &past);
+	CHECK("sem-clockwait-free", r == 0, "returned %d", r);
+	errno = 0;
+	r = sem_clockwait(&s, CLOCK_MONOTONIC, &past);
+	CHECK("sem-clockwait-timeout", r == -1 && errno == ETIMEDOUT, "returned %d", r);
+	pthread_t t;
+	if (pthread_create(&t, NULL, post_later, &s))
+		abort();
+	struct timespec dl = in_ms(CLOCK_MONOTONIC, 5000);
+	r = sem_clockwait(&s, CLOCK_MONOTONIC, &dl);
+	CHECK("sem-clockwait-wait", r == 0, "returned %d", r);
+	pthread_join(t, NULL);
 	sem_destroy(&s);
+}
+
+/* the timed joins: an ended thread is joined whatever the time (glibc);
+ * another clock than CLOCK_MONOTONIC and CLOCK_REALTIME is refused first */
+static void *end_now(void *arg)
+{
+	return arg;
+}
+
+static void *end_later(void *arg)
+{
+	ms_sleep(20);
+	return arg;
+}
+
+static void check_joins(void)
+{
+	struct timespec bad = { 0, 1000000000L }, past = { 1, 0 }, dl;
+	pthread_t t, running;
+	void *ret = NULL;
+	int r, fds[2];
+
+	if (pthread_create(&t, NULL, end_now, (void *)1))
+		abort();
+	ms_sleep(20);
+	dl = in_ms(CLOCK_REALTIME, 5000);
+	r = pthread_timedjoin_np(t, &ret, &dl);
+	CHECK("timedjoin-ended", r == 0 && ret == (void *)1, "returned %d", r);
+	if (pthread_create(&t, NULL, end_now, (void *)2))
+		abort();
+	ms_sleep(20);
+	r = pthread_timedjoin_np(t, &ret, &bad);
+	CHECK("timedjoin-ended-badtime", r == 0 && ret == (void *)2, "returned %d", r);
+	if (pthread_create(&t, NULL, end_now, (void *)3))
+		abort();
+	ms_sleep(20);
+	r = pthread_clockjoin_np(t, &ret, CLOCK_BOOTTIME, &past);
+	CHECK("clockjoin-clock", r == EINVAL, "returned %d", r);
+	r = pthread_clockjoin_np(t, &ret, CLOCK_MONOTONIC, &past);
+	CHECK("clockjoin-ended", r == 0 && ret == (void *)3, "returned %d", r);
+
+	if (pipe(fds) || pthread_create(&running, NULL, cancel_me, fds))
+		abort();
+	r = pthread_timedjoin_np(running, &ret, &past);
+	CHECK("timedjoin-timeout", r == ETIMEDOUT, "returned %d", r);
+	dl = in_ms(CLOCK_MONOTONIC, 20);
+	r = pthread_clockjoin_np(running, &ret, CLOCK_MONOTONIC, &dl);
+	CHECK("clockjoin-timeout", r == ETIMEDOUT, "returned %d", r);
+	if (write(fds[1], "x", 1) != 1 || pthread_join(running, NULL))
+		abort();
+	close(fds[0]);
+	close(fds[1]);
+
+	if (pthread_create(&t, NULL, end_later, (void *)4))
+		abort();
+	dl = in_ms(CLOCK_REALTIME, 5000);
+	r = pthread_timedjoin_np(t, &ret, &dl);
+	CHECK("timedjoin-wait", r == 0 && ret == (void *)4, "returned %d", r);
+	if (pthread_create(&t, NULL, end_later, (void *)5))
+		abort();
+	dl = in_ms(CLOCK_MONOTONIC, 5000);
+	r = pthread_clockjoin_np(t, &ret, CLOCK_MONOTONIC, &dl);
+	CHECK("clockjoin-wait", r == 0 && ret == (void *)5, "returned %d", r);
 }
 
 int main(void)
@@ -774,6 +933,7 @@ int main(void)
 	check_split();
 	check_answers();
 	check_sems();
+	check_joins();
 	check_altstack();
 	check_coroutine();
 	check_coroutine_on_stack();
