@@ -224,6 +224,15 @@ static void check_fds(void)
 	errno = 0;
 	n = readv(-1, two, 2);
 	CHECK("readv-ebadf", n == -1 && errno == EBADF, "returned %zd", n);
+	/* a vector at a bad address: the kernel's EFAULT, not a crash */
+	if (write(a[1], "x", 1) != 1)
+		abort();
+	errno = 0;
+	const struct iovec *volatile bad = (const struct iovec *)(uintptr_t)8;
+	n = readv(a[0], bad, 1);
+	CHECK("readv-efault", n == -1 && errno == EFAULT, "returned %zd", n);
+	n = read(a[0], buf, 1);
+	CHECK("readv-efault-left", n == 1 && buf[0] == 'x', "returned %zd", n);
 
 	struct later m = { s[1], 20, "abcdef", 6 };
 	t = start_writer(&m);
