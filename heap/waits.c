@@ -25,8 +25,8 @@
  *    with a zero timeout first; read* and recv* ask poll(2) whether the
  *    descriptor is ready (nothing is taken from it); the waits for a
  *    signal, a child, a thread or a semaphore are tried without waiting;
- *    a sleep of under a millisecond does not clear, nor a read of nothing
- *    (readv of empty buffers, recvmmsg of no message).  A regular file, a
+ *    a sleep of under a millisecond does not clear, nor a recvmmsg of no
+ *    message or a readv of a count glibc refuses.  A regular file, a
  *    block device and a descriptor in non-blocking mode never wait
  *    (F_GETFL and fstat, remembered for 100 ms per thread).
  *  - read, readv, recv*, accept on a blocking socket and the waits for a
@@ -615,8 +615,7 @@ HP_EXPORT ssize_t read(int fd, void *buf, size_t n)
 	return real_read(fd, buf, n);
 }
 
-/* Asks for nothing (no buffer has room, or a count glibc refuses): never
- * waits. */
+/* As read; a count glibc refuses never waits. */
 HP_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	resolve_readv();
