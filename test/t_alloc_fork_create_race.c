@@ -7,8 +7,8 @@
  * secretmem_region_create(3): no descriptor stays open).
  *
  * A thread creates and destroys secret memory all the time - 4 KiB regions,
- * or 3 MiB blocks with a trim after each (a chunk created and given back
- * each time) - writing a marker into it; the main thread forks 600 times.
+ * or 1.5 MiB blocks (a region each, given back by the trim after each) -
+ * writing a marker into it; the main thread forks 400 times.
  * Each child looks through /proc/self/fd for a secret memory file and, under
  * the drop policy (where it has no secret memory at all), through
  * /proc/self/maps for a secret mapping.  Before the fix, the file's
@@ -17,7 +17,7 @@
  * read the parent's live secret.  A copy child's secretmem_stats figures
  * add up (secretmem_stats(3)).  The same for the support probe's own
  * file: a thread's first secretmem_stats() while the main thread forks,
- * 150 fresh processes.  Run as root and as an ordinary user (uid 65534,
+ * 100 fresh processes.  Run as root and as an ordinary user (uid 65534,
  * 8 MiB memory-lock limit).
  */
 #include <dirent.h>
@@ -32,7 +32,7 @@
 #include "secretmem.h"
 #include "tlib.h"
 
-#define FORKS 600
+#define FORKS 400
 
 static atomic_int stop;
 static int use_blocks;
@@ -42,7 +42,7 @@ static void *creator(void *arg)
 	(void)arg;
 	while (!atomic_load(&stop)) {
 		if (use_blocks) {
-			char *b = secretmem_malloc(3u << 20);
+			char *b = secretmem_malloc(3u << 19);
 			if (b) {
 				strcpy(b, "PARENT-SECRET");
 				secretmem_free(b);
@@ -128,7 +128,7 @@ static int probe_round(void)
 /* Each round a fresh process (the probe runs once per process). */
 static int probe_case(const char *self)
 {
-	int rounds = 150, bad = 0;
+	int rounds = 100, bad = 0;
 
 	for (int i = 0; i < rounds; i++) {
 		pid_t pid = fork();
@@ -193,7 +193,7 @@ static int run_case(int blocks, int drop)
 	pthread_join(t, NULL);
 	printf("%s, %s: %d forks, %d children held a secret memory file, %d a secret mapping, %d had figures "
 	       "that do not add up\n",
-	       blocks ? "3 MiB blocks" : "4 KiB regions", drop ? "drop" : "copy", FORKS, fd_children, map_children,
+	       blocks ? "1.5 MiB blocks" : "4 KiB regions", drop ? "drop" : "copy", FORKS, fd_children, map_children,
 	       sum_children);
 	return fd_children || map_children || sum_children;
 }
