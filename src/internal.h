@@ -411,8 +411,7 @@ int region_ready_to(struct region *r, size_t upto);
  * (the others read as zero and stay untouched). */
 void region_zero(const struct region *r, void *p, size_t len);
 int region_protect(struct region *r, int access);
-/* Unregister (first: a fork from now on neither copies the region nor
- * counts it), zeroize the ready part, unmap.  Returns 0 or -errno. */
+/* Zeroize the ready part, unregister, unmap.  Returns 0 or -errno. */
 int region_destroy(struct region *r);
 /* Backend new regions get now (after the probe and the REQUIRE option). */
 int region_default_backend(void);

@@ -466,7 +466,6 @@ int region_destroy(struct region *r)
 {
 	int rc = 0;
 
-	list_del(r);
 	if (!r->dropped && r->faulted) {
 		if (r->access != SECRETMEM_READWRITE)
 			rc = os_protect(r->data, r->faulted, PROT_READ | PROT_WRITE);
@@ -475,6 +474,10 @@ int region_destroy(struct region *r)
 		if (!rc)
 			region_zero(r, r->data, r->faulted);
 	}
+	/* unlisted once zeroed: a fallback region's private pages reach a
+	 * fork child made before, which finds it in its list (and drops or
+	 * locks it) */
+	list_del(r);
 	int urc = os_unmap((void *)r->base, r->total);
 	memset(r, 0, sizeof(*r));
 	return rc ? rc : urc;
