@@ -921,6 +921,10 @@ SM_API int secretmem_supported(void)
 	 * could not be read for want of a descriptor is not */
 	if (rc == 0 && (sig == SIG_TRANSIENT || sig == atomic_load(&probe_sig)))
 		return 0;
+	/* a raw child (_Fork, a raw fork system call) first gets its state
+	 * back: the new-file lock may have been held by a parent's thread it
+	 * does not have (probe would wait for it for ever) */
+	sm_gate_check();
 	/* two racing calls both probe; the answers agree */
 	rc = probe();
 	if (rc != 0 && rc != -ENOSYS && rc != -EPERM)

@@ -17,7 +17,9 @@
  * read the parent's live secret.  A copy child's secretmem_stats figures
  * add up (secretmem_stats(3)).  The same for the support probe's own
  * file: a thread's first secretmem_stats() while the main thread forks,
- * 100 fresh processes.  Run as root and as an ordinary user (uid 65534,
+ * 100 fresh processes; and a child of a raw fork(2) system call, whose
+ * first secretmem_supported must not wait for the lock of a thread it does
+ * not have (100 children).  Run as root and as an ordinary user (uid 65534,
  * 8 MiB memory-lock limit).
  */
 #include <dirent.h>
@@ -27,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "secretmem.h"
@@ -125,6 +128,41 @@ static int probe_round(void)
 	return held;
 }
 
+/* A raw fork (the system call: no handler runs) while the thread creates
+ * regions: the child's first secretmem_supported probes, and must not wait
+ * for the new-file lock a thread it does not have held.  1 if a child
+ * hung (alarm) or failed. */
+static int raw_case(void)
+{
+	pthread_t t;
+	int bad = 0;
+
+	use_blocks = 0;
+	if (pthread_create(&t, NULL, creator, NULL))
+		TL_FAIL("pthread_create");
+	usleep(10000); /* the thread at work */
+	int made = 0;
+	for (int i = 0; i < 100 && bad < 3; i++, made++) { /* a hang costs the alarm's 5 s */
+		long pid = syscall(SYS_fork);
+		if (pid < 0)
+			TL_FAIL("fork: %s", strerror(errno));
+		if (pid == 0) {
+			alarm(5);
+			int rc = secretmem_supported();
+			_exit(rc == 0 ? 0 : 2);
+		}
+		int st;
+		while (waitpid((pid_t)pid, &st, 0) < 0)
+			if (errno != EINTR)
+				TL_FAIL("waitpid: %s", strerror(errno));
+		bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+	}
+	atomic_store(&stop, 1);
+	pthread_join(t, NULL);
+	printf("raw fork, first secretmem_supported in the child: %d children, %d hung or failed\n", made, bad);
+	return bad != 0;
+}
+
 /* Each round a fresh process (the probe runs once per process). */
 static int probe_case(const char *self)
 {
@@ -200,6 +238,9 @@ static int run_case(int blocks, int drop)
 
 int main(int argc, char **argv)
 {
+	/* before any probe of this process: the child's must be its first */
+	if (argc > 1 && strcmp(argv[1], "raw") == 0)
+		return raw_case();
 	tl_need_secretmem();
 	if (argc > 1 && strcmp(argv[1], "probe-round") == 0)
 		return probe_round();
@@ -217,7 +258,7 @@ int main(int argc, char **argv)
 		int user;
 	} cases[] = {
 		{ "regions", drop, 0 }, { "regions", copy, 0 }, { "blocks", copy, 0 }, { "probe", drop, 0 },
-		{ "regions", drop, 1 }, { "blocks", drop, 1 }, { "probe", drop, 1 },
+		{ "raw", copy, 0 }, { "regions", drop, 1 }, { "blocks", drop, 1 }, { "probe", drop, 1 },
 	};
 	char out[4096];
 	int failed = 0;
