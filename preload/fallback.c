@@ -16,8 +16,8 @@
  *      memory - a failing attempt costs a handful of system calls and a
  *      child process - until secret memory can be available again: a secret
  *      block was freed, or RLIMIT_MEMLOCK changed, or (the cause was no free
- *      file descriptor) a descriptor is free again, which one fcntl(2) per
- *      request tells.
+ *      file descriptor) a descriptor is free again, which one eventfd(2)
+ *      per request tells.
  * Under SECRETMEM_REQUIRE=1 no such block goes to ordinary memory: in
  * cases 2 and 3 the allocation fails instead (pl_ordinary_allowed), as a
  * malloc does under heap mode.
@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -107,13 +108,14 @@ static int have_ipc_lock(void)
 }
 
 /* 0 if the process's descriptor table is full (a memfd_secret(2) call
- * would fail with EMFILE), else 1: one fcntl(2), two when a descriptor is
- * free.  fd 0 not open (EBADF) is itself a free descriptor; any other
- * answer cannot tell, and secret memory is tried.  The system-wide file
- * table (ENFILE) is not seen: when that is full, every request tries. */
+ * would fail with EMFILE), else 1: an eventfd made and closed.  Not a dup
+ * of one of the program's descriptors: closing that would release the
+ * program's record locks on its file (fcntl(2)).  Any other error cannot
+ * tell, and secret memory is tried.  The system-wide file table (ENFILE)
+ * is not seen: when that is full, every request tries. */
 static int fd_free(void)
 {
-	int saved = errno, fd = fcntl(0, F_DUPFD_CLOEXEC, 0);
+	int saved = errno, fd = eventfd(0, EFD_CLOEXEC);
 	int full = fd < 0 && errno == EMFILE;
 
 	if (fd >= 0)

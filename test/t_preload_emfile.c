@@ -13,6 +13,8 @@
  *   - SECRETMEM_REQUIRE=1: the refused blocks are NULL instead;
  *   - as root, also without CAP_IPC_LOCK under an 8 MiB RLIMIT_MEMLOCK (the
  *     limit the warning blamed).
+ * The descriptor check keeps a record lock the program holds on a file
+ * at descriptor 0 (a close of any descriptor of the file would drop it).
  * Needs no privilege: run as any user, it checks what that user gets.
  */
 #include <stdio.h>
@@ -43,6 +45,8 @@ static void emfile(const char *mode, const char *extra, size_t memlock)
 	TL_CHECK(rig_file_has(log, require ? "still at EMFILE: 0 secret, 0 ordinary, 10 NULL"
 					   : "still at EMFILE: 0 secret, 10 ordinary, 0 NULL"),
 		 "mode %s: while the table is full", mode);
+	TL_CHECK(rig_file_has(log, "record lock on descriptor 0 kept: yes"),
+		 "mode %s: the descriptor check released the program's record lock", mode);
 	TL_CHECK(rig_file_has(log, "after the descriptors were closed: secret"),
 		 "mode %s: not secret memory again once descriptors are free", mode);
 }

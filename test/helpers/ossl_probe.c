@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <openssl/bn.h>
 #include <openssl/crypto.h>
@@ -308,6 +309,17 @@ static int cmd_emfile(void)
 		printf("FAILED: hard RLIMIT_NOFILE below 64\n");
 		return 1;
 	}
+	/* a daemon's pidfile on descriptor 0, under a record lock: the
+	 * module's descriptor check must not release it (a close of any
+	 * descriptor of the file would) */
+	char lockpath[] = "/tmp/ossl_probe_lock.XXXXXX";
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	close(0);
+	if (mkstemp(lockpath) != 0 || fcntl(0, F_SETLK, &fl) != 0) {
+		printf("FAILED: no locked file on descriptor 0\n");
+		return 1;
+	}
+	unlink(lockpath);
 	rl.rlim_cur = 64;
 	maps = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (setrlimit(RLIMIT_NOFILE, &rl) != 0 || maps < 0) {
@@ -350,6 +362,17 @@ static int cmd_emfile(void)
 	b[n] = OPENSSL_secure_malloc(1024);
 	printf("after the descriptors were closed: %s\n", kind_at(maps, b[n]));
 	n++;
+	/* after the check found a free descriptor: another process sees
+	 * the lock still held */
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+		_exit(fcntl(0, F_GETLK, &q) == 0 && q.l_type != F_UNLCK ? 0 : 1);
+	}
+	int st = 1;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+	printf("record lock on descriptor 0 kept: %s\n", pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "yes" : "no");
 	for (int i = 0; i < n; i++)
 		OPENSSL_secure_free(b[i]);
 	close(maps);
