@@ -605,6 +605,7 @@ static void fork_child(void)
 	if (copy_map) /* what was not moved (nothing, unless a move failed) */
 		os_unmap(copy_map, copy_len);
 	sm_gate_fork_end();
+	sm_newfile_unlock(); /* taken by the prepare handler (or the raw reset) */
 	region_fork_unlock();
 	/* a region whose copy failed was dropped: the heap cannot trust its
 	 * chunks any more, so it starts empty as with the drop policy */
@@ -655,9 +656,11 @@ void sm_fork_raw_child_reset(void)
 	sm_alloc_fork_reinit();
 	sm_slab_fork_reinit();
 	region_fork_reinit();
+	sm_newfile_reinit();
 	sm_alloc_fork_lock();
 	sm_slab_fork_prepare();
 	region_fork_lock();
+	sm_newfile_lock();
 	fork_cancel = cancel;
 	/* a copy that the parent was making for fork()'s child */
 	if (copy_fd >= 0)

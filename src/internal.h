@@ -133,8 +133,7 @@ int sm_parse_size(const char *s, size_t *out);
  * A refusal updates the cached probe.
  */
 int sm_memfd_secret(void);
-/* In a fork child: the memfd_secret helper's stacks are all free again,
- * and the new-file lock is free. */
+/* In a fork child: the memfd_secret helper's stacks are all free again. */
 void sm_memfd_after_fork(void);
 /*
  * The new-file lock: held from the creation of a secret memory file of the
@@ -146,6 +145,8 @@ void sm_memfd_after_fork(void);
  */
 void sm_newfile_lock(void);
 void sm_newfile_unlock(void);
+/* A raw child: the lock's holder may be a thread it does not have. */
+void sm_newfile_reinit(void);
 /* The cached probe result; 0 when there is none (the caller's own
  * memfd_secret call is then the probe: sm_memfd_secret records a refusal). */
 int sm_probe_cached(void);

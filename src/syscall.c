@@ -527,8 +527,10 @@ void sm_memfd_after_fork(void)
 {
 	for (int i = 0; i < CHILD_STACKS; i++)
 		atomic_store_explicit(&child_stack_busy[i], 0, memory_order_relaxed);
-	/* held by the prepare handler, or (a raw child) by a thread this
-	 * child does not have */
+}
+
+void sm_newfile_reinit(void)
+{
 	pthread_mutex_init(&newfile, NULL);
 }
 
