@@ -883,6 +883,11 @@ static void *end_later(void *arg)
 
 static void check_joins(void)
 {
+#if defined(__SANITIZE_THREAD__)
+	/* ThreadSanitizer does not intercept the timed joins: it takes the
+	 * next thread for one whose id is still in use, and aborts */
+	return;
+#endif
 	struct timespec bad = { 0, 1000000000L }, past = { 1, 0 }, dl;
 	pthread_t t, running;
 	void *ret = NULL;
