@@ -62,6 +62,17 @@ static void *creator(void *arg)
 	return NULL;
 }
 
+/* The wait status of child pid. */
+static int reap(pid_t pid)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			TL_FAIL("waitpid: %s", strerror(errno));
+	return st;
+}
+
 /* Descriptors of secret memory files this process holds. */
 static int secret_fds(void)
 {
@@ -117,10 +128,7 @@ static int probe_round(void)
 			TL_FAIL("fork: %s", strerror(errno));
 		if (pid == 0)
 			tl_child_exit(secret_fds() != 0 || tl_maps_has("secretmem"));
-		int st;
-		while (waitpid(pid, &st, 0) < 0)
-			if (errno != EINTR)
-				TL_FAIL("waitpid: %s", strerror(errno));
+		int st = reap((pid_t)pid);
 		held |= !WIFEXITED(st) || WEXITSTATUS(st) != 0;
 	}
 	pthread_join(t, NULL);
@@ -151,10 +159,7 @@ static int raw_case(void)
 			int rc = secretmem_supported();
 			_exit(rc == 0 ? 0 : 2);
 		}
-		int st;
-		while (waitpid((pid_t)pid, &st, 0) < 0)
-			if (errno != EINTR)
-				TL_FAIL("waitpid: %s", strerror(errno));
+		int st = reap((pid_t)pid);
 		bad += !WIFEXITED(st) || WEXITSTATUS(st) != 0;
 	}
 	atomic_store(&stop, 1);
@@ -176,10 +181,7 @@ static int probe_case(const char *self)
 			execl(self, self, "probe-round", (char *)NULL);
 			_exit(127);
 		}
-		int st;
-		while (waitpid(pid, &st, 0) < 0)
-			if (errno != EINTR)
-				TL_FAIL("waitpid: %s", strerror(errno));
+		int st = reap((pid_t)pid);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) > 1)
 			TL_FAIL("round %d ended with %s", i, tl_status_str(st));
 		bad += WEXITSTATUS(st);
@@ -217,10 +219,7 @@ static int run_case(int blocks, int drop)
 				rc |= 4;
 			tl_child_exit(rc);
 		}
-		int st;
-		while (waitpid(pid, &st, 0) < 0)
-			if (errno != EINTR)
-				TL_FAIL("waitpid: %s", strerror(errno));
+		int st = reap((pid_t)pid);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) > 7)
 			TL_FAIL("child %d ended with %s", i, tl_status_str(st));
 		fd_children += WEXITSTATUS(st) & 1;
