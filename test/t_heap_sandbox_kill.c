@@ -89,6 +89,16 @@ static int listener(void)
 	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog) > 0 ? 0 : -1;
 }
 
+/* Installs the n-instruction filter f through prctl, after no_new_privs. */
+static int install(struct sock_filter *f, unsigned short n)
+{
+	struct sock_fprog prog = { n, f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
 /* Kills at a write(2) on stderr, nothing else: the module's warnings are
  * the calls it would make (stdout stays open for say()). */
 static int no_stderr(void)
@@ -101,11 +111,7 @@ static int no_stderr(void)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 	};
-	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return -1;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+	return install(f, (unsigned short)(sizeof(f) / sizeof(f[0])));
 }
 
 /* Kills (traps) only at newfstatat, glibc's fstat since 2.33 (fd, "",
@@ -118,11 +124,7 @@ static int no_fstat(unsigned action)
 		BPF_STMT(BPF_RET | BPF_K, action),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return -1;
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+	return install(f, (unsigned short)(sizeof(f) / sizeof(f[0])));
 }
 
 /* The figures page's address (read before a filter stops /proc). */
