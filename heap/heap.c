@@ -1071,6 +1071,7 @@ int hp_serving(void)
 __attribute__((constructor)) static void heap_constructor(void)
 {
 	void *(*active)(size_t) = malloc;
+	int saved = errno; /* main() starts with errno 0 (C11 7.5), as without the module */
 
 	if (!t_busy && (active == hp_malloc_here || hp_requested()))
 		enter_slow();
@@ -1079,4 +1080,5 @@ __attribute__((constructor)) static void heap_constructor(void)
 				      * library's constructor, which ran first) */
 		hp_stack_on();       /* the seccomp state at start (sandbox.c) */
 	}
+	errno = saved;
 }

@@ -13,7 +13,7 @@
  * (a 2 MiB block is ordinary memory by default, secret with
  * SECRETMEM_HEAP_HUGE=0; an invalid value warns and keeps 1 MiB) counted in
  * the figures page; mallinfo; stdio's buffer in secret memory and zeroed
- * when fclose() frees it.
+ * when fclose() frees it; errno zero when main() starts.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -55,9 +55,12 @@ static uint64_t refusals(void)
 
 static const char *argv0;
 
+static int errno_at_main; /* C11 7.5: zero at program start, module or not */
+
 static int child(const char *what)
 {
 	TL_CHECK(hr_active(), "the heap module is not active in the child");
+	TL_CHECK(errno_at_main == 0, "errno is %d when main() starts", errno_at_main);
 	for (size_t n = 0; n <= 20000; n += n < 300 ? 1 : 37) {
 		unsigned char *p = malloc(n);
 		TL_CHECK(p, "malloc(%zu)", n);
@@ -224,6 +227,7 @@ static int child(const char *what)
 
 int main(int argc, char **argv)
 {
+	errno_at_main = errno;
 	char out[8192];
 
 	argv0 = argv[0];
