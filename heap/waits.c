@@ -67,6 +67,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
@@ -232,6 +233,31 @@ static struct timespec ns_ts(int64_t ns)
 static int valid_ts(const struct timespec *t)
 {
 	return t && t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < S_NS;
+}
+
+/*
+ * Whether the kernel can read the program's timespec at t, before this
+ * module reads it: a futex wait on a word that differs returns at once,
+ * EFAULT for a pointer the kernel cannot read.  Such a pointer goes to
+ * glibc's own call, which returns EFAULT where the module would crash.
+ * Under a seccomp filter no call but the program's own is made: there the
+ * pointer is taken as readable (a bad one crashes, as before).
+ */
+static int ts_readable(const struct timespec *t)
+{
+	if (hp_sandboxed())
+		return 1;
+	int e = errno, word = 0;
+	long r = syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 1, t, NULL, 0);
+	int ok = !(r < 0 && errno == EFAULT);
+	errno = e;
+	return ok;
+}
+
+/* A timespec the program gave, readable and valid (see ts_readable). */
+static int good_ts(const struct timespec *t)
+{
+	return t && ts_readable(t) && valid_ts(t);
 }
 
 static void clear_now(void)
@@ -416,8 +442,8 @@ HP_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const stru
 	struct epollctx e = { epfd, max, ev, mask, 2 };
 
 	resolve_epoll_pwait2();
-	if (tmo && !valid_ts(tmo))
-		return real_epoll_pwait2(epfd, ev, max, tmo, mask); /* its EINVAL */
+	if (tmo && !good_ts(tmo))
+		return real_epoll_pwait2(epfd, ev, max, tmo, mask); /* its EINVAL, EFAULT */
 	return (int)wait_planned(epoll_part, &e, tmo ? ts_ns(tmo) : -1);
 }
 #endif
@@ -838,15 +864,19 @@ static int sleep_planned(clockid_t clk, int flags, const struct timespec *req, s
 {
 	resolve_clock_nanosleep();
 	resolve_ppoll();
-	if (!hp_stack_on() || !valid_ts(req))
-		return real_clock_nanosleep(clk, flags, req, rem);
+	if (!hp_stack_on() || !good_ts(req))
+		return real_clock_nanosleep(clk, flags, req, rem); /* its EINVAL, EFAULT */
 	struct timespec now;
 	if (!splittable(clk) || clock_gettime(clk, &now) != 0) {
 		if (!gap_left(mono_ns()))
 			clear_now();
 		return real_clock_nanosleep(clk, flags, req, rem);
 	}
-	int64_t deadline = flags & TIMER_ABSTIME ? ts_ns(req) : ts_ns(&now) + ts_ns(req);
+	/* as the kernel's: a time past its range is the end of the range
+	 * (rem of such a sleep: that end less the time now) */
+	int64_t deadline = req->tv_sec >= INT64_MAX / S_NS - 1 ? INT64_MAX
+			   : flags & TIMER_ABSTIME ? ts_ns(req)
+			   : ts_ns(req) > INT64_MAX - ts_ns(&now) ? INT64_MAX : ts_ns(&now) + ts_ns(req);
 	int64_t ns = deadline - ts_ns(&now), left = gap_left(mono_ns());
 	if (ns < MS_NS || (left && ns <= left))
 		return real_clock_nanosleep(clk, flags, req, rem);
@@ -862,6 +892,11 @@ static int sleep_planned(clockid_t clk, int flags, const struct timespec *req, s
 	}
 	if (r == EINTR && !(flags & TIMER_ABSTIME) && rem) {
 		clock_gettime(clk, &now);
+		/* the kernel writes rem, and answers EFAULT where it cannot:
+		 * its own clock_gettime into rem first tells (not under a
+		 * filter: see ts_readable) */
+		if (!hp_sandboxed() && syscall(SYS_clock_gettime, clk, rem) != 0)
+			return EFAULT;
 		*rem = ns_ts(deadline - ts_ns(&now));
 	}
 	return r;
@@ -875,7 +910,7 @@ HP_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *r
 HP_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	resolve_nanosleep();
-	if (!hp_stack_on() || !valid_ts(req))
+	if (!hp_stack_on() || !good_ts(req))
 		return real_nanosleep(req, rem); /* its EINVAL, EFAULT */
 	int r = sleep_planned(CLOCK_MONOTONIC, 0, req, rem);
 	if (r == 0)
@@ -1083,7 +1118,8 @@ HP_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 HP_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *t)
 {
 	resolve_sigtimedwait();
-	if (hp_stack_on() && !(t && t->tv_sec == 0 && t->tv_nsec == 0)) {
+	/* a bad or invalid time goes to glibc before a signal is taken */
+	if (hp_stack_on() && !(t && (!good_ts(t) || (t->tv_sec == 0 && t->tv_nsec == 0)))) {
 		int e = errno, n = signal_now(set, info);
 		if (n > 0 || errno != EAGAIN)
 			return n;
@@ -1127,12 +1163,17 @@ HP_EXPORT pid_t wait(int *status)
 HP_EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 {
 	resolve_waitid();
-	if (hp_stack_on() && !(options & WNOHANG) && info) {
-		info->si_pid = 0;
-		int r = real_waitid(type, id, info, options | WNOHANG);
-		if (r != 0 || info->si_pid != 0)
-			return r;
-		before_wait();
+	if (hp_stack_on() && !(options & WNOHANG)) {
+		/* asked without taking the child's state (WNOWAIT), into a
+		 * siginfo of its own: the program's call then takes it, and a
+		 * bad info pointer gets the kernel's EFAULT */
+		siginfo_t probe;
+		int e = errno;
+		probe.si_pid = 0;
+		int r = real_waitid(type, id, &probe, options | WNOHANG | WNOWAIT);
+		errno = e;
+		if (r == 0 && probe.si_pid == 0)
+			before_wait();
 	}
 	return real_waitid(type, id, info, options);
 }
@@ -1193,6 +1234,9 @@ static int sem_first(sem_t *sem)
 HP_EXPORT int sem_wait(sem_t *sem)
 {
 	resolve_sem_wait();
+	/* glibc acts on a pending cancellation before it takes the
+	 * semaphore (sem_trywait is no cancellation point) */
+	pthread_testcancel();
 	int r = sem_first(sem);
 	return r ? (r > 0 ? 0 : -1) : real_sem_wait(sem);
 }
@@ -1200,8 +1244,12 @@ HP_EXPORT int sem_wait(sem_t *sem)
 HP_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *t)
 {
 	resolve_sem_timedwait();
-	/* glibc checks tv_nsec before it looks at the semaphore (EINVAL) */
-	int r = t->tv_nsec < 0 || t->tv_nsec >= S_NS ? 0 : sem_first(sem);
+	/* glibc checks tv_nsec before it looks at the semaphore (EINVAL),
+	 * then acts on a pending cancellation (as sem_wait) */
+	int bad = t->tv_nsec < 0 || t->tv_nsec >= S_NS;
+	if (!bad)
+		pthread_testcancel();
+	int r = bad ? 0 : sem_first(sem);
 	return r ? (r > 0 ? 0 : -1) : real_sem_timedwait(sem, t);
 }
 

@@ -26,6 +26,7 @@
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -868,6 +869,111 @@ static void check_sems(void)
 	sem_destroy(&s);
 }
 
+/*
+ * Bad arguments get glibc's answer, not a crash in the module, which reads
+ * the program's timespec and writes its remaining time itself: EFAULT for
+ * a bad time or remaining-time pointer (nanosleep, clock_nanosleep, a
+ * split nanosleep a signal ends, epoll_pwait2, sigtimedwait), for waitid's
+ * bad info; sigtimedwait's EINVAL with a signal of its set pending leaves
+ * the signal pending; a split sleep of 10^10 s that a signal ends gives
+ * what the kernel does for a time past its range (the range's end less
+ * the time now, not half of it); a thread with a cancellation pending is
+ * cancelled in sem_wait and sem_timedwait, also when the semaphore is free.
+ */
+static void *const volatile bad_ptr = (void *)16;
+
+struct sem_cancel {
+	sem_t sem;
+	int timed;
+};
+
+static void *cancel_in_sem(void *arg)
+{
+	struct sem_cancel *c = arg;
+	struct timespec far = { INT32_MAX, 0 };
+
+	pthread_cancel(pthread_self());
+	if (c->timed)
+		sem_timedwait(&c->sem, &far);
+	else
+		sem_wait(&c->sem);
+	return NULL;
+}
+
+static void check_bad_args(void)
+{
+	struct sigaction sa = { .sa_handler = on_alarm }; /* no SA_RESTART */
+	struct itimerval soon = { { 0, 0 }, { 0, 30000 } };
+	int r;
+
+	sigaction(SIGALRM, &sa, NULL);
+	errno = 0;
+	r = nanosleep(bad_ptr, NULL);
+	CHECK("nanosleep-efault", r == -1 && errno == EFAULT, "returned %d", r);
+	r = clock_nanosleep(CLOCK_MONOTONIC, 0, bad_ptr, NULL);
+	CHECK("clock-nanosleep-efault", r == EFAULT, "returned %d", r);
+	struct timespec one = { 1, 0 }, huge = { 10000000000LL, 0 }, rem = { 0, 0 };
+	recent();
+	setitimer(ITIMER_REAL, &soon, NULL);
+	errno = 0;
+	r = nanosleep(&one, bad_ptr);
+	CHECK("nanosleep-split-rem-efault", r == -1 && errno == EFAULT, "returned %d", r);
+	recent();
+	setitimer(ITIMER_REAL, &soon, NULL);
+	r = nanosleep(&huge, &rem);
+	CHECK("nanosleep-split-rem-range", r == -1 && errno == EINTR && rem.tv_sec > INT64_MAX / 1000000000 / 2 + 1,
+	      "returned %d, rem %lld s", r, (long long)rem.tv_sec);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event out[1];
+	errno = 0;
+	r = epoll_pwait2(ep, out, 1, bad_ptr, NULL);
+	CHECK("epoll-pwait2-efault", r == -1 && errno == EFAULT, "returned %d", r);
+	close(ep);
+
+	sigset_t usr1, old, pend;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, &old);
+	errno = 0;
+	r = sigtimedwait(&usr1, NULL, bad_ptr);
+	CHECK("sigtimedwait-efault", r == -1 && errno == EFAULT, "returned %d", r);
+	raise(SIGUSR1);
+	struct timespec badns = { 0, 2000000000L };
+	errno = 0;
+	r = sigtimedwait(&usr1, NULL, &badns);
+	sigpending(&pend);
+	CHECK("sigtimedwait-einval-pending", r == -1 && errno == EINVAL && sigismember(&pend, SIGUSR1),
+	      "returned %d, %s", r, sigismember(&pend, SIGUSR1) ? "still pending" : "taken");
+	struct timespec zero = { 0, 0 };
+	sigtimedwait(&usr1, NULL, &zero);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	siginfo_t si;
+	waitid(P_PID, (id_t)c, &si, WEXITED | WNOWAIT); /* it has ended */
+	errno = 0;
+	r = waitid(P_PID, (id_t)c, bad_ptr, WEXITED);
+	CHECK("waitid-efault", r == -1 && errno == EFAULT, "returned %d", r);
+	waitpid(c, NULL, WNOHANG);
+
+	for (int timed = 0; timed < 2; timed++) {
+		struct sem_cancel sc = { .timed = timed };
+		pthread_t t;
+		void *res = NULL;
+		int v = -1;
+		if (sem_init(&sc.sem, 0, 1))
+			abort();
+		if (pthread_create(&t, NULL, cancel_in_sem, &sc) || pthread_join(t, &res))
+			abort();
+		sem_getvalue(&sc.sem, &v);
+		CHECK(timed ? "sem-timedwait-cancel-pending" : "sem-wait-cancel-pending", res == PTHREAD_CANCELED && v == 1,
+		      "%s, value %d", res == PTHREAD_CANCELED ? "cancelled" : "not cancelled", v);
+		sem_destroy(&sc.sem);
+	}
+}
+
 /* the timed joins: an ended thread is joined whatever the time (glibc);
  * another clock than CLOCK_MONOTONIC and CLOCK_REALTIME is refused first */
 static void *end_now(void *arg)
@@ -947,6 +1053,7 @@ int main(void)
 	check_split();
 	check_answers();
 	check_sems();
+	check_bad_args();
 	check_joins();
 	check_altstack();
 	check_coroutine();
