@@ -349,12 +349,51 @@ static void *plain_alloc(size_t align, size_t size, int zero)
 /* Pages of a glibc block that the program locked (mmcalls.c) are ordinary
  * memory again before glibc takes the block back: glibc unmaps, moves and
  * trims its memory with calls the module does not see. */
-static void plain_release(void *p)
+/*
+ * The memory of glibc's block p: for a block glibc mapped alone (above
+ * its mmap threshold), the whole mapping, the page of its header too, which
+ * glibc unmaps or moves with it; else the block's own bytes.
+ */
+static void plain_span(void *p, uintptr_t *lo, size_t *len)
+{
+	size_t head = ((const size_t *)p)[-1];
+
+	if (head & 2) { /* IS_MMAPPED: prev_size is the mapping's offset */
+		size_t off = ((const size_t *)p)[-2];
+		*lo = (uintptr_t)p - 2 * sizeof(size_t) - off;
+		*len = (head & ~(size_t)7) + off;
+	} else {
+		*lo = (uintptr_t)p;
+		*len = plain_usable(p);
+	}
+}
+
+/* Before glibc frees (dead: the contents come back zero) or moves block p
+ * of its own: the pages of it the program locked go back to ordinary
+ * memory, which glibc manages with calls the module does not see. */
+static void plain_release(void *p, int dead)
 {
 	if (SM_UNLIKELY(sm_adopt_count)) {
-		sm_adopt_release(p, plain_usable(p));
+		uintptr_t lo;
+		size_t len;
+		plain_span(p, &lo, &len);
+		sm_adopt_release((void *)lo, len, dead ? p : NULL, dead ? plain_usable(p) : 0);
 		hp_adopt_figures();
 	}
+}
+
+/* Whether all of glibc's block p, mapped alone, is locked by the program
+ * (then *by is who locked it): such a block stays locked when realloc
+ * moves it, as the kernel keeps a locked mapping locked through mremap. */
+static int plain_locked(void *p, const char **by)
+{
+	uintptr_t lo;
+	size_t len;
+
+	if (!SM_UNLIKELY(sm_adopt_count) || !(((const size_t *)p)[-1] & 2))
+		return 0;
+	plain_span(p, &lo, &len);
+	return sm_adopt_locked((void *)lo, len, by);
 }
 
 static void plain_free(void *p)
@@ -363,7 +402,7 @@ static void plain_free(void *p)
 	if (SM_UNLIKELY(stood_down == SD_OTHER)) {
 		hp_other_free(p);
 	} else {
-		plain_release(p);
+		plain_release(p, 1);
 		__libc_free(p);
 	}
 }
@@ -753,13 +792,25 @@ static void *realloc_any(void *p, size_t size)
 				return fail_required();
 			note_refusal();
 		}
+		const char *by = NULL;
+		int locked = stood_down != SD_OTHER && plain_locked(p, &by);
 		if (stood_down != SD_OTHER)
-			plain_release(p);
+			plain_release(p, 0);
 		void *n = stood_down == SD_OTHER ? hp_other_realloc(p, size) : __libc_realloc(p, size);
 		if (n && stood_down != SD_OTHER) {
 			st_add(&stats->plain_bytes, (int64_t)plain_usable(n) - (int64_t)before);
 			if (size > huge && before <= huge)
 				st_add(&stats->huge_allocs, 1);
+		}
+		if (locked) {
+			/* without the module it stays locked (mremap keeps
+			 * the lock): made secret again, or locked */
+			uintptr_t lo;
+			size_t len;
+			plain_span(n ? n : p, &lo, &len);
+			int e = errno;
+			hp_lock_again((void *)lo, len, by);
+			errno = e;
 		}
 		return n;
 	}

@@ -38,6 +38,11 @@ void hp_adopt_figures(void);
 /* mmcalls.c: the warning about locked ranges not made secret is said
  * already (heap.c's, when the heap starts in the fallback). */
 void hp_lock_refusal_said(void);
+/* mmcalls.c: lock [addr, addr+len) again as the program's mlock would
+ * (made secret, or locked by the kernel, or the one warning), for the
+ * object by that locked it first: a locked block of glibc's that realloc
+ * moved.  0 or -errno. */
+int hp_lock_again(const void *addr, size_t len, const char *by);
 
 /* Python's arenas (pyarena.c): a secret block of size bytes, or NULL; then
  * *plain is 1 when the arena may be ordinary memory instead (the module's

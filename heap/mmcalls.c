@@ -131,7 +131,19 @@ static void say_refused_lock(int why, int rc)
 			       "not usable here (a seccomp filter, or the kernel)");
 }
 
+static int lock_range_by(const void *addr, size_t len, int flags, int fresh, const char *by);
+
 static int lock_range(const void *addr, size_t len, int flags, int fresh, const void *ra)
+{
+	return lock_range_by(addr, len, flags, fresh, ra ? caller(ra) : NULL);
+}
+
+int hp_lock_again(const void *addr, size_t len, const char *by)
+{
+	return lock_range_by(addr, len, 0, 0, by);
+}
+
+static int lock_range_by(const void *addr, size_t len, int flags, int fresh, const char *by)
 {
 	hp_start(); /* a program may lock memory before its first malloc */
 	if (!adopting()) {
@@ -143,7 +155,7 @@ static int lock_range(const void *addr, size_t len, int flags, int fresh, const 
 			say_refused_lock(0, 0);
 		return rc;
 	}
-	int rc = sm_adopt_lock(addr, len, flags, fresh, caller(ra));
+	int rc = sm_adopt_lock(addr, len, flags, fresh, by ? by : "?");
 	int why = sm_adopt_last_refusal();
 	if (why)
 		say_refused_lock(why, rc);
@@ -249,7 +261,7 @@ static int protect(void *addr, size_t len, int prot, int pkey)
 		 * memory, and it is said once */
 		size_t before, after, n;
 		sm_adopt_totals(&n, &before);
-		sm_adopt_release(addr, (len + ps - 1) & ~(ps - 1));
+		sm_adopt_release(addr, (len + ps - 1) & ~(ps - 1), NULL, 0);
 		sm_adopt_totals(&n, &after);
 		if (after != before && !__atomic_exchange_n(&warned_exec, 1, __ATOMIC_RELAXED))
 			hp_say("locked memory the program made executable went back to ordinary memory (secret "

@@ -1057,9 +1057,11 @@ done:
 /*
  * [lo, hi) of a record back to ordinary private memory (same contents and
  * protections): the memory returns to an allocator that manages it with
- * calls the module does not see (glibc's free and realloc).
+ * calls the module does not see (glibc's free and realloc).  The bytes of
+ * [dlo, dhi) are dead (a block being freed): they come back zero, never
+ * copied out of secret memory.
  */
-static void release_part(struct adopted *a, uintptr_t lo, uintptr_t hi)
+static void release_part(struct adopted *a, uintptr_t lo, uintptr_t hi, uintptr_t dlo, uintptr_t dhi)
 {
 	size_t ps = os_page_size(), len = hi - lo;
 	void *tmp;
@@ -1067,12 +1069,17 @@ static void release_part(struct adopted *a, uintptr_t lo, uintptr_t hi)
 	if (os_map_anon(len, &tmp))
 		return; /* it stays secret, and recorded */
 	for (uintptr_t p = lo; p < hi; p += ps) {
+		if (p >= dlo && p + ps <= dhi)
+			continue; /* the fresh page's zeros */
 		int prot = PROT_OF(a->reg.prot[(p - rec_lo(a)) / ps]);
 		if (!(prot & PROT_READ))
 			os_protect((void *)p, ps, PROT_READ);
 		sm_copy((unsigned char *)tmp + (p - lo), (const void *)p, ps);
 		if (!(prot & PROT_READ))
 			os_protect((void *)p, ps, prot);
+		uintptr_t zs = p > dlo ? p : dlo, ze = p + ps < dhi ? p + ps : dhi;
+		if (zs < ze) /* the dead part of a page copied for the rest */
+			explicit_bzero((unsigned char *)tmp + (zs - lo), ze - zs);
 	}
 	unsigned char *prot = a->reg.prot + (lo - rec_lo(a)) / ps;
 	if (os_remap_fixed(tmp, len, (void *)lo)) {
@@ -1086,10 +1093,11 @@ static void release_part(struct adopted *a, uintptr_t lo, uintptr_t hi)
 	carve(lo, hi);
 }
 
-void sm_adopt_release(const void *addr, size_t len)
+void sm_adopt_release(const void *addr, size_t len, const void *dead, size_t dead_len)
 {
 	size_t ps = os_page_size();
 	uintptr_t lo = ((uintptr_t)addr + ps - 1) & ~(uintptr_t)(ps - 1), hi = page_down((uintptr_t)addr + len);
+	uintptr_t dlo = (uintptr_t)dead, dhi = dlo + dead_len;
 
 	if (!any() || lo >= hi)
 		return;
@@ -1099,10 +1107,35 @@ void sm_adopt_release(const void *addr, size_t len)
 		next = a->next;
 		uintptr_t s = rec_lo(a) > lo ? rec_lo(a) : lo, e = rec_hi(a) < hi ? rec_hi(a) : hi;
 		if (s < e)
-			release_part(a, s, e);
+			release_part(a, s, e, dlo, dhi);
 	}
 	region_fork_unlock();
 	sm_cancel_restore(cancel);
+}
+
+int sm_adopt_locked(const void *addr, size_t len, const char **by)
+{
+	size_t ps = os_page_size();
+	uintptr_t lo = page_down((uintptr_t)addr), hi = page_down((uintptr_t)addr + len + ps - 1);
+	int all = 0;
+
+	if (!any() || lo >= hi)
+		return 0;
+	int cancel = sm_cancel_off();
+	region_fork_lock();
+	if (holding_all(lo, hi)) {
+		all = 1;
+		for (uintptr_t p = lo; all && p < hi; p += ps) {
+			const unsigned char *b = page_of(p);
+			all = b && (*b & PAGE_LOCKED);
+		}
+		for (const struct adopted *a = records; all && by && a; a = a->next)
+			if (rec_lo(a) <= lo && lo < rec_hi(a))
+				*by = a->by;
+	}
+	region_fork_unlock();
+	sm_cancel_restore(cancel);
+	return all;
 }
 
 /* ---- figures ---------------------------------------------------------------------- */

@@ -550,8 +550,12 @@ int sm_adopt_advise(void *addr, size_t len, int advice);
  * on), else 0 with the new address in *out, or -errno. */
 int sm_adopt_remap(void *old, size_t old_len, size_t new_len, int flags, void *to, void **out);
 /* The whole pages of [addr, addr+len) that are adopted go back to ordinary
- * memory, contents kept: before a block of glibc's goes back to it. */
-void sm_adopt_release(const void *addr, size_t len);
+ * memory, contents kept, but those of [dead, dead+dead_len), which come
+ * back zero (NULL, 0: none): before a block of glibc's goes back to it. */
+void sm_adopt_release(const void *addr, size_t len, const void *dead, size_t dead_len);
+/* 1 if every page of [addr, addr+len) is adopted and held locked by the
+ * program; then *by (when not NULL) is the object that locked its first. */
+int sm_adopt_locked(const void *addr, size_t len, const char **by);
 /* Adopted ranges now, and their bytes; each with the object that asked. */
 void sm_adopt_totals(size_t *ranges, size_t *bytes);
 void sm_adopt_each(void (*fn)(const void *addr, size_t len, const char *by, void *arg), void *arg);

@@ -13,7 +13,9 @@
  * its guard page faults, its writes stay its own), mremap (grow, shrink,
  * refused growth), munmap of a page and of the rest, a second mlock,
  * mlock2(MLOCK_ONFAULT), mlock2 with bad flags, mmap(MAP_LOCKED), mlock and
- * munlock of a malloc()ed buffer, mlock of unmapped memory.  Every result
+ * munlock of a malloc()ed buffer, mlock of unmapped memory, a locked block
+ * of glibc's that realloc grows and shrinks (it stays locked, as the
+ * kernel keeps it through glibc's mremap).  Every result
  * line must be the same in heap mode as plain; the "secret" lines (from
  * /proc/self/maps) must say "yes" in heap mode and "no" plain.
  *
@@ -363,11 +365,20 @@ static int calls(void)
 	printf("secret after mlock of a large block %s\n", secret(gl, 32 * PS));
 	g = realloc(g, 2 * big);
 	printf("grown: %d\n", g && all(g, big, 0x44));
+	/* the kernel keeps a locked mapping locked through glibc's mremap:
+	 * heap mode keeps it secret (it went to ordinary unlocked memory) */
+	gl = g ? (unsigned char *)(((uintptr_t)g + 2 * PS) & ~(uintptr_t)(PS - 1)) : NULL;
+	printf("locked after realloc of a large block: %d\n", g && locked_kb(gl) > 0 && locked_kb(gl + big) > 0);
+	printf("secret after realloc of a large block %s\n", g ? secret(gl, 2 * big - 4 * PS) : "none");
 	pid = g ? fork() : -1;
 	if (pid == 0)
 		_exit(all(g, big, 0x44) ? 0 : 3);
 	waitpid(pid, &st, 0);
 	printf("child reads the grown block: %d\n", WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	g = realloc(g, big + big / 2); /* shrunk: glibc's mremap in place */
+	gl = g ? (unsigned char *)(((uintptr_t)g + 2 * PS) & ~(uintptr_t)(PS - 1)) : NULL;
+	printf("shrunk: %d, locked %d\n", g && all(g, big, 0x44), g && locked_kb(gl) > 0);
+	printf("secret after shrinking a large block %s\n", g ? secret(gl, big) : "none");
 	free(g);
 
 	/* made executable (secret memory cannot be: it goes back to ordinary
@@ -1192,10 +1203,10 @@ int main(int argc, char **argv)
 	TL_CHECK(n > 0, "readlink");
 	self[n] = '\0';
 	const char *me = geteuid() == 0 ? "root" : "this user";
-	calls_both("calls", 5, 0, me);
+	calls_both("calls", 7, 0, me);
 	calls_both("edges", 11, 0, me);
 	if (geteuid() == 0) {
-		calls_both("calls", 5, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
+		calls_both("calls", 7, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
 		calls_both("edges", 11, (size_t)8192 << 10, "uid 65534, ulimit -l 8192");
 	}
 	static char out[4096];
