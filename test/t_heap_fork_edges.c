@@ -11,7 +11,8 @@
  *            frees what was deferred before the fork, and exits 0.
  *  rawfork:  a child of _Fork() calls fork() before any malloc: its heap
  *            is reset first, and the fork works (it read the parent's
- *            regions, which it does not have: SIGSEGV).
+ *            regions, which it does not have: SIGSEGV); a raw child that
+ *            reads memory the program locked gets SIGSEGV (documented).
  *  cancel:   a thread with a deferred cancellation pending allocates until
  *            secret memory is refused (64 KiB limit): the module's warning
  *            is printed, and the thread is cancelled at its own
@@ -47,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -159,6 +161,21 @@ static int case_rawfork(void)
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the raw child's fork: %s", tl_status_str(st));
 	printf("rawfork: a raw child's fork() before any malloc works\n");
 	free(secret);
+	/* memory the program locked is secret memory, copied by the fork
+	 * handlers for fork() children only: a raw child faults on it */
+	size_t len = 4 * (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *locked = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	TL_CHECK(locked != MAP_FAILED && mlock(locked, len) == 0, "mlock: %s", strerror(errno));
+	memset(locked, 0x5a, len);
+	TL_CHECK(hr_where(locked) == 's', "the locked range is not secret memory");
+	pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	TL_CHECK(pid >= 0, "clone: %s", strerror(errno));
+	if (pid == 0)
+		_exit(((volatile unsigned char *)locked)[len - 1] == 0x5a ? 0 : 6);
+	TL_CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
+	TL_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "a raw child read locked memory: %s", tl_status_str(st));
+	printf("rawfork: a raw child reading memory the program locked: %s\n", tl_status_str(st));
+	munmap(locked, len);
 	return 0;
 }
 
