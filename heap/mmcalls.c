@@ -131,6 +131,25 @@ static void say_refused_lock(int why, int rc)
 			       "not usable here (a seccomp filter, or the kernel)");
 }
 
+/*
+ * Whether the kernel alone, without the module, would refuse to lock the
+ * len bytes at addr too: the memory the process holds locked, less the
+ * heap's own secret memory, and the range, over the memory-lock limit.
+ * Then a refusal is the program's own, as without the module: no word.
+ */
+static int kernel_refuses_too(const void *addr, size_t len)
+{
+	struct secretmem_stats st;
+	size_t ps = os_page_size();
+	uintptr_t lo = (uintptr_t)addr & ~(uintptr_t)(ps - 1);
+
+	if (len > SIZE_MAX - ps || secretmem_stats(&st) != 0 || st.memlock_unlimited)
+		return 0;
+	size_t span = (((uintptr_t)addr + len + ps - 1) & ~(uintptr_t)(ps - 1)) - lo;
+	size_t locked = st.memlock_locked > st.bytes_mapped ? st.memlock_locked - st.bytes_mapped : 0;
+	return span > st.memlock_limit || locked > st.memlock_limit - span;
+}
+
 static int lock_range_by(const void *addr, size_t len, int flags, int fresh, const char *by);
 
 static int lock_range(const void *addr, size_t len, int flags, int fresh, const void *ra)
@@ -157,7 +176,7 @@ static int lock_range_by(const void *addr, size_t len, int flags, int fresh, con
 	}
 	int rc = sm_adopt_lock(addr, len, flags, fresh, by ? by : "?");
 	int why = sm_adopt_last_refusal();
-	if (why)
+	if (why && !(rc && kernel_refuses_too(addr, len)))
 		say_refused_lock(why, rc);
 	hp_adopt_figures();
 	return rc;

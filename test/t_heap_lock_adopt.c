@@ -1130,13 +1130,14 @@ static int count_in(const char *out, const char *s)
  * filter: a seccomp filter installed now answers memfd_secret with ENOSYS;
  * the range is the kernel's lock.  limit (run under a 64 KiB limit, the
  * heap holding part of it): a 64 KiB range is refused by secret memory and
- * by the kernel.  Each prints the result; the caller checks the one
- * warning.
+ * by the kernel.  over (the same limit, also run plain): a range larger
+ * than the limit by itself, which the kernel refuses without the module
+ * too.  Each prints the result; the caller checks the warnings.
  */
 static int refused(const char *how)
 {
 	char *h = malloc(100); /* a heap, in secret memory */
-	TL_CHECK(h && hr_where(h) == 's', "the heap is not secret memory");
+	TL_CHECK(h && (hr_where(h) == 's' || (!hr_active() && !strcmp(how, "over"))), "the heap is not secret memory");
 	if (strcmp(how, "filter") == 0) {
 		TL_CHECK(tl_seccomp_block(SYS_memfd_secret, ENOSYS) == 0, "seccomp filter");
 		unsigned char *m = anon(2 * PS, 0);
@@ -1166,6 +1167,12 @@ static int refused(const char *how)
 		int e = errno;
 		dup2(e2, 2);
 		printf("mlock with standard error closed: %d, errno %d\n", r, e);
+	} else if (strcmp(how, "over") == 0) {
+		/* more than the limit by itself: the kernel refuses it without
+		 * the module too, and the module says nothing */
+		unsigned char *w = anon(34 * PS, 0);
+		printf("mlock over the limit alone: %s\n", rc(mlock(w, 34 * PS)));
+		printf("locked %d\n", vm_locked(w));
 	} else {
 		unsigned char *m = anon(16 * PS, 0);
 		printf("mlock at the limit: %s\n", rc(mlock(m, 16 * PS)));
@@ -1249,6 +1256,14 @@ int main(int argc, char **argv)
 				       "the memory-lock limit refused it, and the heap's own secret memory counts") == 1 &&
 				 count_in(out, "warning") == 1,
 			 "heap mode, a lock refused at the limit by secret memory and the kernel: want one warning");
+		for (int heap = 0; heap < 2; heap++) {
+			ws = hr_run_user(self, "refused-over", heap, NULL, 64 << 10, out, sizeof(out));
+			printf("%s", out);
+			TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 &&
+					 strstr(out, "mlock over the limit alone: Cannot allocate memory\nlocked 0\n") &&
+					 !strstr(out, "warning"),
+				 "%s, a lock over the limit by itself: the kernel's ENOMEM and no warning", heap ? "heap" : "plain");
+		}
 	}
 	ws = hr_run(self, "threads", 1, NULL, out, sizeof(out));
 	printf("%s", out);
