@@ -277,6 +277,12 @@ static int reserve(size_t bytes)
 	size_t pages = (bytes + sm_page_size - 1) >> sm_page_shift, maxp = sm_chunk_max_pages();
 	int rc = 0;
 
+	/* each chunk is within the machine's memory, but all of them would
+	 * not be: refused whole, not faulted in until the OOM killer comes */
+	if (bytes > os_physical_memory()) {
+		sm_failure_note(SECRETMEM_FAILURE_NOMEM, bytes);
+		return -ENOMEM;
+	}
 	pthread_mutex_lock(&sm_pages_lock);
 	while (pages > 0 && !rc) {
 		size_t n = pages < maxp ? pages : maxp;

@@ -6,7 +6,9 @@
  * secretmem_set_option before first use; RESERVE is frozen once in use.
  * As uid 65534 under a 64 KiB memory-lock limit, SECRETMEM_RESERVE=64k
  * leaves fork()'s room free (a warning says the reserve is not all
- * there): a child gets its copy of a secret.
+ * there): a child gets its copy of a secret.  SECRETMEM_RESERVE=1024g,
+ * more than the machine has, is refused whole with the warning (it was
+ * faulted in chunk by chunk until the out-of-memory killer came).
  */
 #include <errno.h>
 #include <string.h>
@@ -99,6 +101,11 @@ int main(int argc, char **argv)
 		return reserve_checks(1 << 20);
 	if (argc > 1 && strcmp(argv[1], "limit") == 0)
 		return limit_fork();
+	if (argc > 1 && strcmp(argv[1], "huge") == 0) {
+		void *p = secretmem_malloc(32);
+		secretmem_free(p);
+		return p ? 0 : 1;
+	}
 	tl_need_secretmem();
 
 	const char *env[] = { "SECRETMEM_RESERVE=1m", NULL };
@@ -106,6 +113,15 @@ int main(int argc, char **argv)
 	fputs(out, stdout);
 	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SECRETMEM_RESERVE=1m: %s", tl_status_str(st));
 	TL_CHECK(!strstr(out, "warning"), "SECRETMEM_RESERVE=1m printed a warning");
+
+	/* more than the machine has (root has no memory-lock limit): the
+	 * warning, not the out-of-memory killer */
+	const char *envhuge[] = { "SECRETMEM_RESERVE=1024g", NULL };
+	st = tl_run_self(argv[0], "huge", envhuge, out, sizeof(out));
+	fputs(out, stdout);
+	TL_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "SECRETMEM_RESERVE=1024g: %s", tl_status_str(st));
+	TL_CHECK(strstr(out, "SECRETMEM_RESERVE: could not fault in the reserve"),
+		 "SECRETMEM_RESERVE=1024g: no warning that the reserve is not all there");
 
 	const char *env64[] = { "SECRETMEM_RESERVE=64k", NULL };
 	st = tl_run_self_user(argv[0], "limit", env64, 64 << 10, out, sizeof(out));
