@@ -8,10 +8,15 @@
  * probe said "charged at mmap time", and not locked when it said "charged at
  * fault time".  A kernel with secret memory and no sandbox gives an answer,
  * once: the memfd_secret calls of later chunks and regions do not probe
- * again.
+ * again.  A 3 MiB block with one byte written has at most 3 pages resident
+ * in the mmap-time regime (secretmem_malloc(3)), all in the other.
  */
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "internal.h"
 #include "tlib.h"
 
@@ -50,6 +55,24 @@ int main(void)
 	for (int i = 0; i < 20000; i++)
 		secretmem_free(blk[i]);
 	secretmem_free(p);
+
+	/* a large block (secretmem_malloc(3)): charged at mmap time, each
+	 * page is faulted at its first touch; else all at the malloc */
+	size_t big = (size_t)3 << 20, ps = (size_t)sysconf(_SC_PAGESIZE), n = big / ps, resident = 0;
+	unsigned char *b = secretmem_malloc(big), *vec = malloc(n + 1);
+	TL_CHECK(b && vec, "malloc(3 MiB): %s", strerror(errno));
+	b[big / 2] = 1;
+	unsigned char *lo_page = (unsigned char *)((uintptr_t)b & ~(uintptr_t)(ps - 1));
+	TL_CHECK(mincore(lo_page, big, vec) == 0, "mincore: %s", strerror(errno));
+	for (size_t i = 0; i < n; i++)
+		resident += vec[i] & 1;
+	printf("3 MiB block, one byte written: %zu of %zu pages resident\n", resident, n);
+	if (regime == SM_REGIME_MMAP)
+		TL_CHECK(resident <= 3, "%zu pages of a large block resident in the mmap-time regime", resident);
+	else
+		TL_CHECK(resident >= n - 1, "only %zu of %zu pages of a large block resident", resident, n);
+	secretmem_free(b);
+	free(vec);
 	printf("ok: the probed regime matches the chunk's VmFlags, probed once\n");
 	return TL_PASS;
 }
