@@ -12,7 +12,10 @@
  * wait in a signal handler on a signal stack that is an array on the
  * thread's own stack, a wait in a handler on the thread's stack, in a
  * coroutine (makecontext), on a 16 KiB thread stack and on a stack the
- * program gave, pthread_cancel of a thread waiting in read).
+ * program gave, pthread_cancel of a thread waiting in read; bad time,
+ * remaining-time and waitid info pointers get EFAULT, sigtimedwait's
+ * EINVAL leaves a pending signal, a sleep past the kernel's range, a
+ * cancellation pending at sem_wait and sem_timedwait).
  * Run without the module (the checks are right), under it as root, and
  * under it as uid 65534 without CAP_IPC_LOCK under `ulimit -l 8192`.
  */
