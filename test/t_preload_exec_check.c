@@ -6,10 +6,15 @@
  * names the reason: a set-user-ID or set-group-ID program that changes the
  * IDs (secure-execution mode: the dynamic linker ignores LD_PRELOAD), a
  * statically linked program, and the same behind `#!` interpreters and
- * `#!/usr/bin/env NAME` (also `env -S NAME ARGS`, with assignments and -i),
- * and found through an empty PATH (the current
- * directory); and any program when the module's own path holds a space or
- * a colon, which LD_PRELOAD cannot carry.  Not refused: a set-user-ID
+ * `#!/usr/bin/env NAME` (also `env -S NAME ARGS`, with assignments and -i;
+ * NAME found in the PATH env gives it: PATH=DIR, or env's default after -i
+ * or -u PATH), behind the dynamic linker run as a program, found through
+ * an empty PATH (the current directory) and, with PATH unset, in glibc's
+ * default path (not /usr/local/bin, where exec looked before: it checked
+ * one file and ran another); any program run by a process whose
+ * effective IDs are not its real IDs; and any program, in every mode,
+ * when the module's own path holds a space or a colon, which LD_PRELOAD
+ * cannot carry.  An env line exec cannot follow (-C DIR) gets a warning.  Not refused: a set-user-ID
  * script (the kernel ignores its bits), a set-ID program under
  * no_new_privs; an execute-only program exec cannot read gets a warning
  * that it cannot tell.  With --allow-unprotected they run, after a
@@ -136,14 +141,46 @@ int main(void)
 	if (rig_sh("cd '%s' && printf 'int main(void) { return 3; }\\n' > st.c && cc -static -o static-prog st.c "
 		   "2>/dev/null && printf '#!/usr/bin/env static-prog\\n' > via-env && chmod 755 via-env && "
 		   "printf '#!/usr/bin/env -S static-prog -x\\n' > via-env-s && chmod 755 via-env-s && "
-		   "printf '#!/usr/bin/env -S A=1 -i static-prog\\n' > via-env-sa && chmod 755 via-env-sa",
-		   dir) == 0) {
+		   "printf '#!/usr/bin/env -S -i PATH=%s A=1 static-prog\\n' > via-env-sa && chmod 755 via-env-sa && "
+		   "mkdir -p stdir && cp static-prog stdir/true && "
+		   "printf '#!/usr/bin/env -S PATH=%s/stdir true\\n' > via-env-path && chmod 755 via-env-path && "
+		   "printf '#!/usr/bin/env -S -u PATH true\\n' > via-env-unset && chmod 755 via-env-unset && "
+		   "printf '#!/usr/bin/env -S -i true\\n' > via-env-i && chmod 755 via-env-i && "
+		   "printf '#!/usr/bin/env -S -C / static-prog\\n' > via-env-chdir && chmod 755 via-env-chdir",
+		   dir, dir, dir) == 0) {
 		refused("-- ./static-prog", "static-prog is statically linked");
 		refused("-- ./via-env", "static-prog is statically linked");
 		/* env -S: its string is split by env (it was taken for env's own
 		 * option, and the static program ran unprotected) */
 		refused("-- ./via-env-s", "static-prog is statically linked");
 		refused("-- ./via-env-sa", "static-prog is statically linked");
+		/* NAME is found in the PATH env gives it, not in exec's own:
+		 * stdir/true is static, the true of exec's PATH is not */
+		refused("-- ./via-env-path", "stdir/true is statically linked");
+		/* env -i and -u PATH: env's default path (/bin:/usr/bin), where
+		 * true is dynamic, not exec's PATH, where it is static */
+		int st_i = rig_sh("cd '%s' && PATH='%s/stdir':\"$PATH\" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 "
+				  "'%s' exec -- ./via-env-i > '%s' 2>&1 && PATH='%s/stdir':\"$PATH\" "
+				  "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 '%s' exec -- ./via-env-unset >> '%s' 2>&1",
+				  dir, dir, tool, out, dir, tool, out);
+		rig_cat(out);
+		TL_CHECK(st_i == 0 && !rig_file_has(out, "refusing"), "env -i / -u PATH: exit %d, want 0 (env's PATH)", st_i);
+		/* an option exec cannot follow (-C DIR): a warning, it runs */
+		TL_CHECK(tool_run("-- ./via-env-chdir", out) == 3, "env -C: not run");
+		rig_cat(out);
+		TL_CHECK(rig_file_has(out, "which exec cannot follow") && rig_file_has(out, "cannot tell"),
+			 "env -C: no warning that exec cannot tell");
+		/* the dynamic linker run as a program: the module is loaded into
+		 * the program it runs (no false refusal), unless that program is
+		 * statically linked */
+		if (access("/lib64/ld-linux-x86-64.so.2", X_OK) == 0) {
+			TL_CHECK(tool_run("--report -- /lib64/ld-linux-x86-64.so.2 /bin/true", out) == 0 &&
+				 rig_file_has(out, "secretmem-preload: report:"),
+				 "ld.so /bin/true: refused, or the module did not load");
+			rig_cat(out);
+			refused("-- /lib64/ld-linux-x86-64.so.2 --argv0 x ./static-prog",
+				"./static-prog is statically linked: the dynamic linker");
+		}
 		/* an empty PATH is the current directory, as for execvp() */
 		int st0 = rig_sh("cd '%s' && PATH= ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 '%s' exec "
 				 "-- static-prog > '%s' 2>&1", dir, tool, out);
@@ -195,6 +232,58 @@ int main(void)
 	rig_cat(out);
 	TL_CHECK(st == 125 && rig_file_has(out, "holds a space or a colon"),
 		 "a module path with a space: exit %d, want 125 and the reason", st);
+	/* --mode off puts the module in LD_PRELOAD too: the same refusal
+	 * (ld.so loaded the pieces of the path relative to the current
+	 * directory) */
+	st = rig_sh("cd '%s' && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 './sp ace/secretmem' exec "
+		    "--mode off -- /bin/true > '%s' 2>&1", dir, out);
+	rig_cat(out);
+	TL_CHECK(st == 125 && rig_file_has(out, "holds a space or a colon"),
+		 "--mode off, a module path with a space: exit %d, want 125 and the reason", st);
+
+	/* a process whose effective IDs are not its real IDs (run by a
+	 * set-user-ID wrapper): the kernel puts every program it runs in
+	 * secure-execution mode */
+	st = rig_sh("cd '%s' && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv --egid=65534 --keep-groups '%s' exec "
+		    "-- /bin/true > '%s' 2>&1", dir, tool, out);
+	rig_cat(out);
+	TL_CHECK(st == 125 && rig_file_has(out, "refusing to run /bin/true: secretmem runs with effective gid 65534 "
+						 "but real gid 0: the kernel runs /bin/true in secure-execution mode"),
+		 "effective gid not the real gid: exit %d, want 125 and the reason", st);
+	if (rig_sh("setpriv --euid=65534 test -x '%s'", tool) == 0) {
+		st = rig_sh("cd / && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv --euid=65534 '%s' exec "
+			    "-- /bin/true > '%s' 2>&1", tool, out);
+		rig_cat(out);
+		TL_CHECK(st == 125 && rig_file_has(out, "effective uid 65534 but real uid 0"),
+			 "effective uid not the real uid: exit %d, want 125 and the reason", st);
+	}
+	st = rig_sh("cd '%s' && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv --egid=65534 --keep-groups '%s' exec "
+		    "--allow-unprotected -- /bin/true > '%s' 2>&1", dir, tool, out);
+	rig_cat(out);
+	TL_CHECK(st == 0 && rig_file_has(out, "warning: /bin/true: nothing of it will be protected: secretmem runs "
+						"with effective gid"), "mixed IDs, --allow-unprotected: exit %d", st);
+
+	/* PATH unset: exec searches glibc's default path (/bin:/usr/bin) and
+	 * runs the file it checked; /usr/local/bin, where it looked before,
+	 * gets a static "true" (refused, where /bin/true then ran) and a
+	 * harmless "su" (passed, where the set-user-ID /bin/su then ran) */
+	if (rig_sh("unshare -m true 2>/dev/null") == 0 && access("/usr/local/bin", F_OK) == 0) {
+		st = rig_sh("cd '%s' && unshare -m sh -c \"mount -t tmpfs -o mode=755 none /usr/local/bin || exit 90; "
+			    "cp static-prog /usr/local/bin/true && cp /bin/true /usr/local/bin/su && "
+			    "env -u PATH ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 '%s' exec -- true || exit 91; "
+			    "if [ -u /bin/su ] && setpriv --reuid=65534 --regid=65534 --clear-groups test -x '%s'; then "
+			    "setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all env -u PATH "
+			    "ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 '%s' exec -- su --version "
+			    "</dev/null; [ \\$? = 125 ] || exit 92; fi\" > '%s' 2>&1", dir, tool, tool, tool, out);
+		rig_cat(out);
+		if (st == 90)
+			printf("note: no tmpfs mount here: the PATH-unset case was not run\n");
+		else
+			TL_CHECK(st == 0 && rig_file_has(out, "/bin/su is set-user-ID") == (access("/bin/su", F_OK) == 0 &&
+											  rig_sh("[ -u /bin/su ]") == 0 &&
+											  rig_sh("setpriv --reuid=65534 --regid=65534 --clear-groups test -x '%s'", tool) == 0),
+				 "PATH unset: exit %d (91: /bin/true not run, 92: /bin/su not refused)", st);
+	}
 	TL_CHECK(tool_run("--allow-unprotected -- ./sg-true", out) == 0 &&
 		 rig_file_has(out, "nothing of it will be protected: ./sg-true is set-group-ID"),
 		 "--allow-unprotected with a set-group-ID program");

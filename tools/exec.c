@@ -9,18 +9,23 @@
  * build/secretmem and build/libsecretmem-preload.so), then in
  * SECRETMEM_PKGLIBDIR (the installed layout, $(LIBDIR)/secretmem).  It is
  * put in front of LD_PRELOAD, SECRETMEM_OPENSSL is set to the mode, and the
- * program replaces this process (execvp: PATH search, same pid, same fds).
+ * program replaces this process (same pid, same fds).  The program is found
+ * as execvp() finds it (PATH, or glibc's default path when PATH is unset),
+ * and exactly the file that was checked is run (execv), so the check and
+ * the run cannot disagree.
  * Exit status when the program cannot be run: 64 usage, 125 refused (the
  * module could not enter it, below), 126 found but not executable, 127
  * program or module not found.
  *
  * Before it runs the program, the tool checks that the dynamic linker will
  * load the module into it, resolving `#!` interpreters (and `#!/usr/bin/env
- * NAME`) first: a set-user-ID or set-group-ID program that changes the
- * process's IDs, or one with file capabilities run by a user other than
- * root, runs in secure-execution mode (the dynamic linker ignores
- * LD_PRELOAD paths there); a statically linked program has no dynamic
- * linker at all.  Such a target is refused with a message naming the
+ * NAME`, NAME in the PATH env gives it) and the program of the dynamic
+ * linker run as a program first: a set-user-ID or set-group-ID program that
+ * changes the process's IDs, any program run while this process's effective
+ * IDs differ from its real IDs, or one with file capabilities run by a user
+ * other than root, runs in secure-execution mode (the dynamic linker
+ * ignores LD_PRELOAD paths there); a statically linked program has no
+ * dynamic linker at all.  Such a target is refused with a message naming the
  * reason, unless --allow-unprotected is given: it then runs after a
  * warning that says nothing of it will be protected.  Whether the program
  * uses libcrypto at all cannot be known before it runs (python3 loads it
@@ -36,10 +41,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -156,41 +163,74 @@ static int strip_module(const char *name)
 	return rc;
 }
 
-/* PATH search as execvp() does it: the first executable regular file. */
-static int find_in_path(const char *name, char *out, size_t outlen)
+/* The search path of execvp() when PATH is unset: glibc's default
+ * (confstr(_CS_PATH), /bin:/usr/bin), not a list of our own. */
+static const char *default_path(void)
 {
-	const char *path = getenv("PATH");
+	static char buf[256];
+
+	if (!buf[0]) {
+		size_t n = confstr(_CS_PATH, buf, sizeof(buf));
+		if (n == 0 || n > sizeof(buf))
+			snprintf(buf, sizeof(buf), "/bin:/usr/bin");
+	}
+	return buf;
+}
+
+/*
+ * The file execvp() would run for name with this PATH (NULL: unset): name
+ * itself when it holds a slash, else the first executable regular file of
+ * the search.  0, or -1 with errno EACCES (a file was found but none could
+ * be executed) or ENOENT, as execvp() would fail.
+ */
+static int search_path(const char *name, const char *path, char *out, size_t outlen)
+{
+	int denied = 0;
 
 	if (strchr(name, '/'))
-		return (size_t)snprintf(out, outlen, "%s", name) < outlen ? 0 : -1;
+		return (size_t)snprintf(out, outlen, "%s", name) < outlen ? 0 : (errno = ENAMETOOLONG, -1);
 	if (!path)
-		path = "/usr/local/bin:/bin:/usr/bin";
+		path = default_path();
 	/* an empty element, and an empty PATH, is the current directory */
-	for (const char *p = path;; p++) {
+	for (const char *p = path; *name;) {
 		size_t l = strcspn(p, ":");
 		struct stat st;
 
 		if ((size_t)snprintf(out, outlen, "%.*s%s%s", (int)l, p, l ? "/" : "", name) < outlen &&
-		    stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0)
-			return 0;
+		    stat(out, &st) == 0) {
+			if (S_ISREG(st.st_mode) && faccessat(AT_FDCWD, out, X_OK, AT_EACCESS) == 0)
+				return 0;
+			denied = 1;
+		}
 		p += l;
-		if (!*p)
+		if (!*p++)
 			break;
 	}
+	errno = denied ? EACCES : ENOENT;
 	return -1;
 }
 
+/* What env does to PATH before it runs its program. */
+enum env_path { ENV_PATH_KEPT, ENV_PATH_SET, ENV_PATH_UNSET };
+
 /*
- * The program a `#!/usr/bin/env ...` line runs, into name: the first word
- * after env's -i, -, --, -S (whose string env splits: the kernel passes it
- * as one argument) and NAME=VALUE assignments.  0 when another option comes
- * first (one that takes an argument, -u NAME, would hide the program).
+ * The program a `#!/usr/bin/env ...` line runs, into name, and the PATH env
+ * searches it in (into *how, and the value into path when env sets it).
+ * As GNU env reads its arguments: options first (-i and -, which empty the
+ * environment, -u NAME, -S, whose string env splits: the kernel passes it
+ * as one argument, -v, --), then NAME=VALUE assignments, then the program.
+ * 1; 0 when env has no program; -1 when exec cannot follow env (another
+ * option such as -C DIR, or quotes, escapes, variables or a comment, which
+ * env -S would rewrite).
  */
-static int env_program(const char *line, char *name, size_t len)
+static int env_program(const char *line, char *name, size_t len, char *path, size_t pathlen, enum env_path *how)
 {
 	const char *p = line;
-	int words = 0;
+	int words = 0, options = 1, unset = 0;
 
+	*how = ENV_PATH_KEPT;
+	if (strpbrk(line, "\"'\\$#"))
+		return -1;
 	while (*p) {
 		while (*p == ' ' || *p == '\t')
 			p++;
@@ -202,17 +242,52 @@ static int env_program(const char *line, char *name, size_t len)
 			break;
 		if (words++ == 0)
 			continue; /* env itself */
-		if (n >= 2 && w[0] == '-' && w[1] == 'S') {
-			if (n == 2)
-				continue;
-			w += 2; /* -SNAME */
-			n -= 2;
-		} else if ((n == 2 && (memcmp(w, "-i", 2) == 0 || memcmp(w, "--", 2) == 0)) || (n == 1 && w[0] == '-') ||
-			   memchr(w, '=', n)) {
+		if (options && w[0] == '-') {
+			if (n == 2 && memcmp(w, "--", 2) == 0) {
+				options = 0;
+			} else if ((n == 2 && memcmp(w, "-i", 2) == 0) || n == 1 ||
+				   (n == 20 && memcmp(w, "--ignore-environment", 20) == 0)) {
+				*how = ENV_PATH_UNSET;
+				if (n == 1)
+					options = 0; /* "-" is the first operand */
+			} else if ((n == 2 && memcmp(w, "-v", 2) == 0) || (n == 7 && memcmp(w, "--debug", 7) == 0)) {
+				/* env says what it does on stderr */
+			} else if ((n == 2 && memcmp(w, "-S", 2) == 0) || (n == 14 && memcmp(w, "--split-string", 14) == 0)) {
+				/* its string: the words that follow */
+			} else if (n > 2 && w[1] == 'S') {
+				p = w + 2; /* -SWORD: WORD is the string's first word */
+			} else if (n > 15 && memcmp(w, "--split-string=", 15) == 0) {
+				p = w + 15;
+			} else if ((n == 2 && memcmp(w, "-u", 2) == 0) || (n == 7 && memcmp(w, "--unset", 7) == 0)) {
+				unset = 1; /* its NAME is the next word */
+			} else if ((n > 2 && w[1] == 'u') || (n > 8 && memcmp(w, "--unset=", 8) == 0)) {
+				const char *var = w[1] == 'u' ? w + 2 : w + 8;
+				if ((size_t)(w + n - var) == 4 && memcmp(var, "PATH", 4) == 0)
+					*how = ENV_PATH_UNSET;
+			} else {
+				return -1;
+			}
 			continue;
 		}
-		if (w[0] == '-' || n >= len)
-			return 0;
+		if (unset) {
+			if (n == 4 && memcmp(w, "PATH", 4) == 0)
+				*how = ENV_PATH_UNSET;
+			unset = 0;
+			continue;
+		}
+		options = 0;
+		if (memchr(w, '=', n)) {
+			if (n >= 5 && memcmp(w, "PATH=", 5) == 0) {
+				if (n - 5 >= pathlen)
+					return -1;
+				memcpy(path, w + 5, n - 5);
+				path[n - 5] = '\0';
+				*how = ENV_PATH_SET;
+			}
+			continue;
+		}
+		if (n >= len)
+			return -1;
 		memcpy(name, w, n);
 		name[n] = '\0';
 		return 1;
@@ -220,17 +295,98 @@ static int env_program(const char *line, char *name, size_t len)
 	return 0;
 }
 
+/* dl_iterate_phdr(): the name of the object loaded at AT_BASE. */
+static int loader_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	if (info->dlpi_addr != (ElfW(Addr))getauxval(AT_BASE) || !info->dlpi_name || !info->dlpi_name[0])
+		return 0;
+	*(const char **)data = info->dlpi_name;
+	return 1;
+}
+
+/* 1 if st is the dynamic linker of this process (the one PT_INTERP names). */
+static int is_loader(const struct stat *st)
+{
+	const char *name = NULL;
+	struct stat ls;
+
+	if (getauxval(AT_BASE) == 0)
+		return 0;
+	dl_iterate_phdr(loader_cb, &name);
+	return name && stat(name, &ls) == 0 && ls.st_dev == st->st_dev && ls.st_ino == st->st_ino;
+}
+
+/* 1 if the ELF file (its first n bytes in hdr) has program headers but no
+ * PT_INTERP: no dynamic linker runs with it. */
+static int elf_static(int fd, const unsigned char *hdr, ssize_t n)
+{
+	int is64 = hdr[EI_CLASS] == ELFCLASS64;
+	Elf64_Ehdr e64;
+	Elf32_Ehdr e32;
+	off_t phoff;
+	unsigned phnum, phentsize;
+
+	if (is64 && n >= (ssize_t)sizeof(e64)) {
+		memcpy(&e64, hdr, sizeof(e64));
+		phoff = (off_t)e64.e_phoff;
+		phnum = e64.e_phnum;
+		phentsize = e64.e_phentsize;
+	} else {
+		memcpy(&e32, hdr, sizeof(e32));
+		phoff = (off_t)e32.e_phoff;
+		phnum = e32.e_phnum;
+		phentsize = e32.e_phentsize;
+	}
+	for (unsigned i = 0; i < phnum && i < 256; i++) {
+		uint32_t type;
+
+		if (pread(fd, &type, sizeof(type), phoff + (off_t)i * phentsize) != (ssize_t)sizeof(type))
+			break;
+		if (type == PT_INTERP)
+			return 0;
+	}
+	return phnum > 0;
+}
+
+/*
+ * The program the dynamic linker run as a program (`ld.so [OPTIONS]
+ * PROGRAM [ARGS]`, args after ld.so) loads: after ld.so's options, those
+ * of glibc 2.36 that take a value skipped with it.  NULL if none.
+ */
+static const char *loader_program(char *const *args)
+{
+	static const char *const with_value[] = { "--library-path", "--inhibit-rpath", "--audit", "--preload",
+						  "--argv0", "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask" };
+
+	for (; args && *args; args++) {
+		if (strncmp(*args, "--", 2) != 0)
+			return *args;
+		for (size_t k = 0; k < sizeof(with_value) / sizeof(with_value[0]); k++)
+			if (strcmp(*args, with_value[k]) == 0 && args[1]) {
+				args++;
+				break;
+			}
+	}
+	return NULL;
+}
+
 /*
  * Why the dynamic linker would not load the module into path (one line into
  * why): 1; or 0 when it would; or CANNOT_TELL (why says so) when path
  * cannot be read to tell.  Follows #! interpreters up to depth 4, as the
- * kernel does.  Unknown formats pass: execve() decides.  The kernel ignores
- * a script's own set-ID bits and file capabilities, and every set-ID bit
- * under no_new_privs (PR_SET_NO_NEW_PRIVS), but not file capabilities
- * there.
+ * kernel does, and `#!/usr/bin/env` to the program env runs.  Unknown
+ * formats pass: execve() decides.  The kernel ignores a script's own
+ * set-ID bits and file capabilities, and every set-ID bit under
+ * no_new_privs (PR_SET_NO_NEW_PRIVS), but not file capabilities there.
+ * A process whose effective IDs differ from its real IDs (run by a
+ * set-user-ID program, or setpriv --euid) runs whatever it executes in
+ * secure-execution mode, whether or not the program is set-ID.  args, at
+ * depth 0, are the program's arguments: the dynamic linker run as a
+ * program loads the module into the program it runs, which is checked.
  */
 #define CANNOT_TELL 2
-static int cannot_enter(const char *path, char *why, size_t len, int depth)
+static int cannot_enter(const char *path, char *const *args, char *why, size_t len, int depth)
 {
 	unsigned char hdr[256];
 	struct stat st;
@@ -249,6 +405,10 @@ static int cannot_enter(const char *path, char *why, size_t len, int depth)
 	 * no_new_privs (the kernel only keeps them from being raised) */
 	int nocaps = script || (statvfs(path, &vfs) == 0 && (vfs.f_flag & ST_NOSUID));
 	int nosuid = nocaps || prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
+	/* the IDs the program will run with: the kernel's test is that they
+	 * differ from the real IDs of the process that runs it */
+	uid_t euid = !nosuid && (st.st_mode & S_ISUID) ? st.st_uid : geteuid();
+	gid_t egid = !nosuid && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) ? st.st_gid : getegid();
 	int secure = 1; /* secure-execution mode: the module cannot enter */
 	if (!nosuid && (st.st_mode & S_ISUID) && st.st_uid != getuid())
 		snprintf(why, len, "%s is set-user-ID (owner uid %u): the dynamic linker runs it in secure-execution "
@@ -256,6 +416,11 @@ static int cannot_enter(const char *path, char *why, size_t len, int depth)
 	else if (!nosuid && (st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid())
 		snprintf(why, len, "%s is set-group-ID (group gid %u): the dynamic linker runs it in "
 			 "secure-execution mode and ignores LD_PRELOAD", path, (unsigned)st.st_gid);
+	else if (!script && (euid != getuid() || egid != getgid()))
+		snprintf(why, len, "secretmem runs with effective %s %u but real %s %u: the kernel runs %s in "
+			 "secure-execution mode and the dynamic linker ignores LD_PRELOAD", euid != getuid() ? "uid" : "gid",
+			 euid != getuid() ? (unsigned)euid : (unsigned)egid, euid != getuid() ? "uid" : "gid",
+			 euid != getuid() ? (unsigned)getuid() : (unsigned)getgid(), path);
 	else if (!nocaps && getuid() != 0 && getxattr(path, "security.capability", NULL, 0) > 0)
 		snprintf(why, len, "%s has file capabilities: run by a user other than root it runs in "
 			 "secure-execution mode and the dynamic linker ignores LD_PRELOAD", path);
@@ -273,8 +438,9 @@ static int cannot_enter(const char *path, char *why, size_t len, int depth)
 		return CANNOT_TELL;
 	}
 	if (script) {
-		char interp[PATH_MAX], arg[PATH_MAX], found[PATH_MAX];
+		char interp[PATH_MAX], arg[PATH_MAX], found[PATH_MAX], envpath[PATH_MAX];
 		char *line = (char *)hdr + 2, *end;
+		enum env_path how;
 
 		close(fd);
 		hdr[n] = '\0';
@@ -283,47 +449,49 @@ static int cannot_enter(const char *path, char *why, size_t len, int depth)
 			*end = '\0';
 		if (sscanf(line, " %4095s", interp) < 1)
 			return 0;
-		/* #!/usr/bin/env NAME: NAME is the program that runs. */
-		if (strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") == 0 &&
-		    env_program(line, arg, sizeof(arg)) && find_in_path(arg, found, sizeof(found)) == 0)
-			return cannot_enter(found, why, len, depth + 1);
-		return cannot_enter(interp, why, len, depth + 1);
+		if (strcmp(strrchr(interp, '/') ? strrchr(interp, '/') + 1 : interp, "env") != 0)
+			return cannot_enter(interp, NULL, why, len, depth + 1);
+		/* #!/usr/bin/env NAME: NAME is the program that runs, found in
+		 * the PATH env gives it */
+		int r = env_program(line, arg, sizeof(arg), envpath, sizeof(envpath), &how);
+		if (r < 0) {
+			snprintf(why, len, "%s runs its program through \"#!%.200s\", which exec cannot follow, so "
+				 "exec cannot tell whether the module can enter it", path, line);
+			return CANNOT_TELL;
+		}
+		if (r > 0 && search_path(arg, how == ENV_PATH_SET ? envpath : how == ENV_PATH_UNSET ? NULL
+				     : getenv("PATH"), found, sizeof(found)) == 0)
+			return cannot_enter(found, NULL, why, len, depth + 1);
+		return cannot_enter(interp, NULL, why, len, depth + 1);
 	}
 	if (n >= (ssize_t)sizeof(Elf32_Ehdr) && memcmp(hdr, ELFMAG, SELFMAG) == 0) {
-		int interp = 0, is64 = hdr[EI_CLASS] == ELFCLASS64;
-		Elf64_Ehdr e64;
-		Elf32_Ehdr e32;
-		off_t phoff;
-		unsigned phnum, phentsize;
+		int stat_ok = elf_static(fd, hdr, n);
 
-		if (is64 && n >= (ssize_t)sizeof(e64)) {
-			memcpy(&e64, hdr, sizeof(e64));
-			phoff = (off_t)e64.e_phoff;
-			phnum = e64.e_phnum;
-			phentsize = e64.e_phentsize;
-		} else {
-			memcpy(&e32, hdr, sizeof(e32));
-			phoff = (off_t)e32.e_phoff;
-			phnum = e32.e_phnum;
-			phentsize = e32.e_phentsize;
-		}
-		for (unsigned i = 0; i < phnum && i < 256; i++) {
-			uint32_t type;
-
-			if (pread(fd, &type, sizeof(type), phoff + (off_t)i * phentsize) != (ssize_t)sizeof(type))
-				break;
-			if (type == PT_INTERP) {
-				interp = 1;
-				break;
-			}
-		}
 		close(fd);
-		if (!interp && phnum > 0) {
-			snprintf(why, len, "%s is statically linked: there is no dynamic linker to load the module",
-				 path);
-			return 1;
+		if (!stat_ok)
+			return 0;
+		if (is_loader(&st)) {
+			/* ld.so PROGRAM: the module is loaded into PROGRAM,
+			 * unless PROGRAM is statically linked (ld.so runs it
+			 * without preloading anything); set-ID bits do not
+			 * apply, the kernel runs ld.so */
+			const char *prog = depth == 0 ? loader_program(args) : NULL;
+			int pfd = prog && strchr(prog, '/') ? open(prog, O_RDONLY | O_CLOEXEC) : -1;
+			struct stat ps;
+
+			if (pfd < 0)
+				return 0;
+			n = read(pfd, hdr, sizeof(hdr) - 1);
+			int prog_static = n >= (ssize_t)sizeof(Elf32_Ehdr) && memcmp(hdr, ELFMAG, SELFMAG) == 0 &&
+					  elf_static(pfd, hdr, n) && fstat(pfd, &ps) == 0 && !is_loader(&ps);
+			close(pfd);
+			if (prog_static)
+				snprintf(why, len, "%s is statically linked: the dynamic linker %s runs it without "
+					 "loading the module", prog, path);
+			return prog_static;
 		}
-		return 0;
+		snprintf(why, len, "%s is statically linked: there is no dynamic linker to load the module", path);
+		return 1;
 	}
 	close(fd);
 	return 0;
@@ -395,7 +563,7 @@ int cmd_exec(int argc, char **argv)
 	 * the dynamic linker would look for the pieces of this path, find
 	 * none, and run the program without the module */
 	int no_preload = 0;
-	if (strcmp(mode, "off") != 0 && strpbrk(preload, " :")) {
+	if (strpbrk(preload, " :")) {
 		if (!allow) {
 			fprintf(stderr, "secretmem: exec: refusing to run %s: the module's path \"%s\" holds a space or a "
 				"colon, which LD_PRELOAD cannot carry, so nothing of it would be protected (install "
@@ -408,8 +576,13 @@ int cmd_exec(int argc, char **argv)
 		no_preload = 1; /* its pieces would be relative paths for ld.so */
 	}
 
-	int enter = strcmp(mode, "off") != 0 && find_in_path(argv[i], target, sizeof(target)) == 0
-			    ? cannot_enter(target, why, sizeof(why), 0) : 0;
+	/* the file checked is the file run (execv, not a second search) */
+	if (search_path(argv[i], getenv("PATH"), target, sizeof(target)) != 0) {
+		int err = errno;
+		fprintf(stderr, "secretmem: exec: %s: %s\n", argv[i], strerror(err));
+		return err == ENOENT || err == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
+	}
+	int enter = strcmp(mode, "off") != 0 ? cannot_enter(target, argv + i + 1, why, sizeof(why), 0) : 0;
 	if (enter == CANNOT_TELL) {
 		fprintf(stderr, "secretmem: exec: warning: %s\n", why);
 	} else if (enter) {
@@ -476,8 +649,16 @@ int cmd_exec(int argc, char **argv)
 		return CLI_EXIT_OSERR;
 	}
 	fflush(stdout);
-	execvp(argv[i], argv + i);
+	execv(target, argv + i);
 	int err = errno;
+	if (err == ENOEXEC) {
+		/* as execvp(): a file that is neither ELF nor #! is a shell
+		 * script (argv[i - 1] is ours to reuse) */
+		argv[i - 1] = "/bin/sh";
+		argv[i] = target;
+		execv("/bin/sh", argv + i - 1);
+		err = errno;
+	}
 	fprintf(stderr, "secretmem: exec: %s: %s\n", argv[i], strerror(err));
 	return err == ENOENT || err == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
 }
