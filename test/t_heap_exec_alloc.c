@@ -9,7 +9,10 @@
  * of its own, so the machine's file is not touched) are refused with exit
  * status 125 and a message naming the file and the symbol;
  * --allow-unprotected runs the program after a warning; modes secure and
- * all do not mind another allocator; a library without malloc, a text
+ * all do not mind another allocator; $LIB, ${LIB} and $PLATFORM in an
+ * entry are expanded as the dynamic linker does, and an entry exec cannot
+ * expand ($ORIGIN) or whose expansion is not there gets a warning; glibc's
+ * libc.so.6 is not another allocator; a library without malloc, a text
  * file, a truncated ELF file, an ELF file whose section table lies past
  * its end, a directory and a missing file are not allocators (the program
  * runs, the dynamic linker says what it makes of them).
@@ -17,6 +20,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include "heaprig.h"
 #include "scan.h"
@@ -90,6 +94,40 @@ int main(void)
 	TL_CHECK(run(env, "--mode all -- sh -c 'echo ran'") == 0 && rig_file_has(out, "ran") &&
 		 !rig_file_has(out, "refusing"), "mode all refused another allocator");
 	TL_CHECK(run(env, "-- sh -c 'echo ran'") == 0 && rig_file_has(out, "ran"), "mode secure refused it");
+
+	/* glibc's own libc defines malloc, but the module (first in
+	 * LD_PRELOAD) overrides it: not another allocator */
+	TL_CHECK(run("LD_PRELOAD=libc.so.6", "--mode heap -- sh -c 'echo ran'") == 0 && rig_file_has(out, "ran") &&
+		 !rig_file_has(out, "refusing") && !rig_file_has(out, "warning"), "LD_PRELOAD=libc.so.6 refused");
+
+	/* dynamic string tokens, expanded as ld.so does: $PLATFORM (x86_64
+	 * here; haswell and xeon_phi are checked too) and $LIB (the C
+	 * library's directory without / and usr/: lib/x86_64-linux-gnu) */
+	struct utsname un;
+	TL_CHECK(uname(&un) == 0, "uname");
+	TL_CHECK(rig_sh("cd '%s' && mkdir -p 'plat/%s' && cp libmyfree.so 'plat/%s/'", dir, un.machine, un.machine) == 0,
+		 "cannot make the platform directory");
+	snprintf(env, sizeof(env), "LD_PRELOAD='%s/plat/$PLATFORM/libmyfree.so'", dir);
+	TL_CHECK(run(env, "--mode heap -- true") == 125, "$PLATFORM: not refused");
+	snprintf(want, sizeof(want), "LD_PRELOAD loads %s/plat/%s/libmyfree.so, which defines free", dir, un.machine);
+	TL_CHECK(rig_file_has(out, want), "want %s", want);
+	if (strcmp(je, "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2") == 0 &&
+	    access("/lib/x86_64-linux-gnu/libc.so.6", R_OK) == 0) {
+		TL_CHECK(run("LD_PRELOAD='/usr/$LIB/libjemalloc.so.2'", "--mode heap -- true") == 125 &&
+			 rig_file_has(out, "loads /usr/lib/x86_64-linux-gnu/libjemalloc.so.2, which defines malloc"),
+			 "$LIB: not refused");
+		TL_CHECK(run("LD_PRELOAD='/usr/${LIB}/libjemalloc.so.2'", "--mode heap -- true") == 125, "${LIB}: not refused");
+	} else {
+		printf("note: not Debian's x86-64 layout: $LIB not checked\n");
+	}
+	/* $ORIGIN (the program's directory), and an expansion that is not
+	 * there: a warning naming the entry, the program runs */
+	TL_CHECK(run("LD_PRELOAD='$ORIGIN/libx.so'", "--mode heap -- sh -c 'echo ran'") == 0 && rig_file_has(out, "ran") &&
+		 rig_file_has(out, "warning: LD_PRELOAD entry $ORIGIN/libx.so: exec cannot tell which file"),
+		 "$ORIGIN: no warning");
+	TL_CHECK(run("LD_PRELOAD='/nonexistent/$PLATFORM/libx.so'", "--mode heap -- sh -c 'echo ran'") == 0 &&
+		 rig_file_has(out, "warning: LD_PRELOAD entry /nonexistent/$PLATFORM/libx.so: exec cannot tell"),
+		 "an expansion not found: no warning");
 
 	/* not allocators: the program runs */
 	static const char *const others[] = { "libplain.so", "libtext.so", "libtrunc.so", "libfar.so", "libdir.so",

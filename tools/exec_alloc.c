@@ -14,10 +14,14 @@
  *
  * A name without a slash is found as the dynamic linker finds it: in
  * LD_LIBRARY_PATH, then in /etc/ld.so.cache (an entry whose file has this
- * program's ELF class and machine), then in the default directories.  A
- * file that cannot be found or read, or is not an ELF shared object of this
- * machine, is not an allocator here: the dynamic linker says what it makes
- * of it.  Every read is bounded by the file's size.
+ * program's ELF class and machine), then in the default directories; the
+ * tokens $LIB and $PLATFORM are expanded first (expand_dst), and an entry
+ * exec cannot expand ($ORIGIN), or whose expansion is not there, gets a
+ * warning.  The C library this process runs with is not another allocator
+ * (the module, first in LD_PRELOAD, overrides its malloc).  A file that
+ * cannot be found or read, or is not an ELF shared object of this machine,
+ * is not an allocator here: the dynamic linker says what it makes of it.
+ * Every read is bounded by the file's size.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -25,10 +29,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
@@ -267,22 +273,157 @@ static int resolve(const char *entry, char *out, size_t len)
 	return -1;
 }
 
+/* dl_iterate_phdr(): the path of this process's C library (libc.so.N). */
+static int libc_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *name = info->dlpi_name, *base;
+
+	(void)size;
+	if (!name || !*name)
+		return 0;
+	base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	if (strncmp(base, "libc.so.", 8) != 0)
+		return 0;
+	*(const char **)data = name;
+	return 1;
+}
+
+static const char *self_libc(void)
+{
+	const char *name = NULL;
+
+	dl_iterate_phdr(libc_cb, &name);
+	return name;
+}
+
+/* 1 if path is the C library this process runs with: glibc's own malloc,
+ * which the heap module (first in LD_PRELOAD) overrides. */
+static int is_own_libc(const char *path)
+{
+	const char *libc = self_libc();
+	struct stat a, b;
+
+	return libc && stat(libc, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * The k-th expansion of the dynamic string tokens of entry, as glibc's
+ * dynamic linker expands them in LD_PRELOAD and /etc/ld.so.preload, into
+ * out: $LIB (or ${LIB}) is the directory of the C library without its
+ * leading / and usr/ (lib/x86_64-linux-gnu on Debian, lib64 on Fedora);
+ * $PLATFORM is AT_PLATFORM, or on x86-64 also "haswell" and "xeon_phi",
+ * the names glibc before 2.37 gives some Intel CPUs (every one is checked).
+ * A token is followed by '/' or the end; another $NAME stays as it is.
+ * 1; 0 no more expansions (k too large, or no token: k 0 is entry
+ * itself); -1 a token exec cannot expand ($ORIGIN: the program's
+ * directory, or $LIB without a known C library).
+ */
+static int expand_dst(const char *entry, unsigned k, char *out, size_t len)
+{
+	static const char *const tokens[] = { "ORIGIN", "LIB", "PLATFORM" };
+	const char *platforms[3] = { (const char *)getauxval(AT_PLATFORM) };
+	unsigned nplat = 1, used_plat = 0, any = 0;
+	size_t o = 0;
+	char lib[PATH_MAX];
+
+#if defined(__x86_64__)
+	platforms[nplat++] = "haswell";
+	platforms[nplat++] = "xeon_phi";
+#endif
+	lib[0] = '\0';
+	for (const char *p = entry; *p;) {
+		const char *val = NULL;
+		size_t skip = 0;
+
+		if (*p == '$') {
+			for (size_t t = 0; t < sizeof(tokens) / sizeof(tokens[0]) && !skip; t++) {
+				size_t tl = strlen(tokens[t]);
+				if (p[1] == '{' && strncmp(p + 2, tokens[t], tl) == 0 && p[2 + tl] == '}')
+					skip = tl + 3;
+				else if (strncmp(p + 1, tokens[t], tl) == 0 && (p[1 + tl] == '/' || !p[1 + tl]))
+					skip = tl + 1;
+				if (!skip)
+					continue;
+				if (t == 0)
+					return -1;
+				if (t == 1) {
+					const char *libc = self_libc(), *slash = libc ? strrchr(libc, '/') : NULL;
+					if (!slash || slash == libc || (size_t)(slash - libc) >= sizeof(lib))
+						return -1;
+					snprintf(lib, sizeof(lib), "%.*s", (int)(slash - libc), libc);
+					val = lib;
+					while (*val == '/')
+						val++;
+					if (strncmp(val, "usr/", 4) == 0)
+						val += 4;
+				} else {
+					used_plat = 1;
+					val = k < nplat ? platforms[k] : NULL;
+					if (!val)
+						return k < nplat ? -1 : 0;
+				}
+			}
+		}
+		if (skip) {
+			any = 1;
+			size_t vl = strlen(val);
+			if (o + vl >= len)
+				return -1;
+			memcpy(out + o, val, vl);
+			o += vl;
+			p += skip;
+		} else {
+			if (o + 1 >= len)
+				return -1;
+			out[o++] = *p++;
+		}
+	}
+	out[o] = '\0';
+	if (!any)
+		return k == 0 ? 1 : 0;
+	return used_plat || k == 0 ? 1 : 0;
+}
+
+/* Is the file the dynamic linker loads for entry another allocator? */
+static int check_entry(const char *entry, const char *what, char *why, size_t len, int *exists)
+{
+	char path[PATH_MAX];
+	const char *which;
+
+	if (resolve(entry, path, sizeof(path)) != 0)
+		return 0;
+	if (access(path, F_OK) == 0)
+		*exists = 1;
+	if (exec_defines_malloc(path, &which) != 1 || is_own_libc(path))
+		return 0;
+	snprintf(why, len, "%s loads %s, which defines %s: another allocator would hold the heap "
+		 "and the heap module would stay inactive", what, path, which);
+	return 1;
+}
+
 /* The first allocator among the entries of list (':' or white space). */
 static int scan_list(const char *list, const char *what, char *why, size_t len)
 {
 	for (const char *p = list; *p;) {
 		size_t l = strcspn(p, ": \t\n");
-		char entry[PATH_MAX], path[PATH_MAX];
-		const char *which;
+		char entry[PATH_MAX], expanded[PATH_MAX];
 
 		if (l && l < sizeof(entry)) {
+			int rc, exists = 0, tokens = 0;
+
 			memcpy(entry, p, l);
 			entry[l] = '\0';
-			if (resolve(entry, path, sizeof(path)) == 0 && exec_defines_malloc(path, &which) == 1) {
-				snprintf(why, len, "%s loads %s, which defines %s: another allocator would hold the heap "
-					 "and the heap module would stay inactive", what, path, which);
-				return 1;
+			for (unsigned k = 0; (rc = expand_dst(entry, k, expanded, sizeof(expanded))) > 0; k++) {
+				tokens |= strcmp(entry, expanded) != 0;
+				if (check_entry(expanded, what, why, len, &exists))
+					return 1;
 			}
+			/* a token exec cannot expand, or an expansion that is not
+			 * there: the dynamic linker may find another file */
+			if (rc < 0 || (tokens && !exists))
+				fprintf(stderr, "secretmem: exec: warning: %s entry %s: exec cannot tell which file the "
+					"dynamic linker loads for it (%s), so it is not checked for another allocator\n",
+					what, entry, rc < 0 ? "a token it cannot expand" : "its expansion is not found");
 		}
 		p += l;
 		while (*p == ':' || *p == ' ' || *p == '\t' || *p == '\n')
