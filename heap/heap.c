@@ -1003,12 +1003,11 @@ static void report_adopted(const void *addr, size_t len, const char *by, void *a
 /* SECRETMEM_REPORT=1 (secretmem exec --report): the figures at exit(). */
 __attribute__((destructor)) static void heap_report(void)
 {
-	const char *r = getenv("SECRETMEM_REPORT");
 	char line[700];
 
 	int n;
 
-	if (!r || strcmp(r, "1") != 0 || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || stood_down == SD_TWIN)
+	if (!sm_env_switch("SECRETMEM_REPORT") || !__atomic_load_n(&ready, __ATOMIC_ACQUIRE) || stood_down == SD_TWIN)
 		return;
 	if (!stood_down)
 		hp_adopt_figures(); /* fork's clean-up of stale records is not counted as it happens */

@@ -51,7 +51,6 @@ void pl_warn(const char *msg)
 static void init(void)
 {
 	const char *v = getenv("SECRETMEM_OPENSSL");
-	const char *r = getenv("SECRETMEM_REPORT");
 
 	if (!v || !*v || strcmp(v, "secure") == 0) {
 		requested_mode = PL_MODE_SECURE;
@@ -63,7 +62,7 @@ static void init(void)
 		requested_mode = PL_MODE_SECURE;
 		pl_warn("invalid value of SECRETMEM_OPENSSL (secure, all or off), using secure");
 	}
-	pl_report_wanted = r && strcmp(r, "1") == 0;
+	pl_report_wanted = sm_env_switch("SECRETMEM_REPORT");
 	init_pid = getpid();
 	/* a refusal gets the module's one warning (fallback.c), not the
 	 * library's hint besides */

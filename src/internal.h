@@ -120,6 +120,11 @@ int sm_radix_any(uintptr_t lo, uintptr_t hi);
 long sm_option(int option);
 /* Freeze RESERVE and RELEASE_IDLE (called by the allocator's first use). */
 void sm_options_freeze(void);
+/* A switch outside the option table (SECRETMEM_REPORT, which the modules
+ * read with getenv(), set-ID programs included): 1/0, yes/no, true/false,
+ * on/off in any case, as the table's switches; unset or empty 0; an
+ * invalid value warns and is 0. */
+int sm_env_switch(const char *name);
 /* Parse "123", "64k", "2M", "1g" into bytes; -EINVAL on junk or overflow. */
 int sm_parse_size(const char *s, size_t *out);
 

@@ -139,6 +139,18 @@ static void read_env(void)
 	}
 }
 
+int sm_env_switch(const char *name)
+{
+	const char *s = getenv(name);
+	long v = 0;
+
+	if (s && *s && parse_switch(s, &v)) {
+		sm_warn("invalid value of ", name, " (valid: " SWITCH_VALUES "), using the default 0");
+		return 0;
+	}
+	return (int)v;
+}
+
 static const struct option_def *find(int id, size_t *idx)
 {
 	for (size_t i = 0; i < NDEFS; i++) {

@@ -129,6 +129,11 @@ int main(void)
 		 rig_file_has(out, "warning: LD_PRELOAD entry /nonexistent/$PLATFORM/libx.so: exec cannot tell"),
 		 "an expansion not found: no warning");
 
+	/* SECRETMEM_REPORT=on: a switch like the others, the heap module
+	 * reports too */
+	TL_CHECK(run("SECRETMEM_REPORT=on", "--mode heap -- true") == 0 && rig_file_has(out, "secretmem-heap: report:"),
+		 "SECRETMEM_REPORT=on: no report from the heap module");
+
 	/* not allocators: the program runs */
 	static const char *const others[] = { "libplain.so", "libtext.so", "libtrunc.so", "libfar.so", "libdir.so",
 					      "libmissing.so" };
