@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Copyright (c) 2026 the secretmem authors */
 /*
- * t_cli_usage.c - usage errors exit 64 with a usage text on stderr;
+ * t_cli_usage.c - usage errors exit 64 with a usage text on stderr (also an
+ * argument after --help or --version, and --case without a name);
  * --version prints SECRETMEM_VERSION_STRING; --help and `help` exit 0;
  * output that cannot be written (/dev/full) exits 74.
  */
@@ -49,6 +50,15 @@ int main(void)
 	expect(help_cmd, 0, "check [--json]", "help");
 	expect(check_help, 0, "usage: secretmem check", "check --help");
 	expect(status_help, 0, "usage: secretmem status", "status --help");
+	/* an argument after --help or --version is a usage error too */
+	char *help_extra[] = { NULL, "--help", "extra", NULL };
+	char *help_cmd_extra[] = { NULL, "help", "extra", NULL };
+	char *version_bogus[] = { NULL, "--version", "--bogus", NULL };
+	char *case_noname[] = { NULL, "check", "--case", NULL };
+	expect(help_extra, 64, "unexpected argument 'extra'", "--help extra");
+	expect(help_cmd_extra, 64, "unexpected argument 'extra'", "help extra");
+	expect(version_bogus, 64, "unexpected argument '--bogus'", "--version --bogus");
+	expect(case_noname, 64, "--case needs a case name", "check --case");
 
 	/* output that cannot be written (a full disk): exit 74, never 0 */
 	static const char *const full[] = { "--version", "status", "status --json", "check --case flags" };

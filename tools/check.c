@@ -598,7 +598,11 @@ int cmd_check(int argc, char **argv)
 		} else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
 			free(sel);
 			return usage_check(stdout, CLI_EXIT_OK);
-		} else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc) {
+		} else if (strcmp(argv[i], "--case") == 0 && i + 1 == argc) {
+			fputs("secretmem check: --case needs a case name\n", stderr);
+			free(sel);
+			return usage_check(stderr, CLI_EXIT_USAGE);
+		} else if (strcmp(argv[i], "--case") == 0) {
 			size_t k;
 			for (k = 0; k < cli_ncases && strcmp(cli_cases[k].name, argv[i + 1]); k++)
 				;

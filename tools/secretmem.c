@@ -70,6 +70,15 @@ int main(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	cmd = argv[1];
+	int info = strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0 ||
+		   strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0;
+	if (info && argc > 2) {
+		/* `secretmem --version --bogus` is a usage error, as
+		 * secretmem(1) says of any unknown argument */
+		fprintf(stderr, "secretmem: %s: unexpected argument '%s'\n", cmd, argv[2]);
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		usage(stdout);
 		return written(CLI_EXIT_OK);
