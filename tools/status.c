@@ -94,7 +94,10 @@ int cmd_status(int argc, char **argv)
 	}
 	rc = status_gather(&r);
 	if (rc < 0) {
-		fprintf(stderr, "secretmem status: cannot scan /proc: %s\n", cli_strerror(-rc));
+		if (r.error)
+			fprintf(stderr, "secretmem status: cannot scan /proc: %s\n", r.error);
+		else
+			fprintf(stderr, "secretmem status: cannot scan /proc: %s\n", cli_strerror(-rc));
 		status_free(&r);
 		return CLI_EXIT_OSERR;
 	}

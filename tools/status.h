@@ -96,11 +96,14 @@ struct status_report {
 	int complete;             /* every process seen and inspected */
 	int quiet_exit;           /* the exit status of --quiet (CLI_EXIT_STATUS_*) */
 	long long time;           /* when the scan ended (Unix time)   */
+	const char *error;        /* why status_gather() failed, if it says */
 };
 
 /* ---- status_gather.c --------------------------------------------------- */
 /* Fills r (free it with status_free() even on failure): 0, or -errno when
- * /proc cannot be read or memory runs out. */
+ * /proc cannot be read (r->error says why, when it is more than the errno:
+ * /proc is no proc file system, or does not show this process) or memory
+ * runs out. */
 int status_gather(struct status_report *r);
 void status_free(struct status_report *r);
 

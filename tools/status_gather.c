@@ -43,7 +43,9 @@
 #include <string.h>
 #include <linux/capability.h>
 #include <linux/kcmp.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -777,12 +779,42 @@ static void read_visibility(struct status_visibility *v)
 
 /* ---- the report ------------------------------------------------------ */
 
+/*
+ * /proc is a proc file system that shows this process: an empty directory
+ * (a chroot or a container without /proc mounted) or the proc mount of a
+ * PID namespace we are not in would list no process, and the scan would
+ * call that complete.  0, or -errno with r->error set.
+ */
+static int check_proc(struct status_report *r)
+{
+	struct statfs fs;
+	struct stat st;
+
+	if (statfs("/proc", &fs) != 0) {
+		r->error = "/proc cannot be read";
+		return -errno;
+	}
+	if (fs.f_type != PROC_SUPER_MAGIC) {
+		r->error = "/proc is not a proc file system (mount -t proc proc /proc)";
+		return -ENOTSUP;
+	}
+	if (stat("/proc/self/stat", &st) != 0) {
+		int err = errno;
+		r->error = "/proc does not show this process (the proc mount of another PID namespace)";
+		return -err;
+	}
+	return 0;
+}
+
 int status_gather(struct status_report *r)
 {
 	struct scan sc = { .r = r };
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	rc = check_proc(r);
+	if (rc < 0)
+		return rc;
 	learn_dev(&sc);
 	rc = scan_all(&sc);
 	r->files = sc.all.n;
