@@ -57,9 +57,10 @@ STATUS_KEYS = {
     "totals": (dict,), "scanned": NUM, "uninspected": NUM, "uninspected_pids": (list,),
     "visibility": (dict,), "hibernation": (dict,), "quiet_exit_status": NUM,
     "heap_without_secret_memory": (list,), "unprotected": (list,),
+    "environment_cut": NUM, "environment_cut_pids": (list,),
 }
 PROC_KEYS = {
-    "pid": NUM, "command": STR, "cmdline": STR, "user": STR, "uid": OPT_NUM,
+    "pid": NUM, "command": STR, "cmdline": STR, "cmdline_cut": BOOL, "user": STR, "uid": OPT_NUM,
     "unit": OPT_STR, "container": OPT_STR, "mapped_bytes": NUM,
     "resident_bytes": NUM, "mappings": NUM, "fds": NUM, "files": NUM,
     "libsecretmem": (dict,), "heap": (dict, type(None)), "unprotected": OPT_STR,
@@ -69,9 +70,11 @@ HEAP_KEYS = {"readable": BOOL, "state": STR, "secret_bytes": NUM, "fallback_byte
              "huge_allocations": NUM, "huge_threshold": NUM, "require": BOOL, "reason": OPT_STR,
              "adopted_bytes": NUM, "adopted_ranges": NUM, "python": OPT_STR,
              "stack_secret_bytes": NUM, "stacks": OPT_STR, "stack_clearings": OPT_NUM}
-HEAP_ONLY_KEYS = {"pid": NUM, "command": STR, "cmdline": STR, "user": STR, "heap": (dict,)}
-UNPROT_KEYS = {"pid": NUM, "command": STR, "cmdline": STR, "user": STR, "reason": STR}
-LIB_KEYS = {"seen": STR, "mode": STR, "environment": OPT_STR}
+HEAP_ONLY_KEYS = {"pid": NUM, "command": STR, "cmdline": STR, "cmdline_cut": BOOL, "user": STR,
+                  "heap": (dict,)}
+UNPROT_KEYS = {"pid": NUM, "command": STR, "cmdline": STR, "cmdline_cut": BOOL, "user": STR,
+               "reason": STR}
+LIB_KEYS = {"seen": STR, "mode": STR, "environment": OPT_STR, "environment_cut": BOOL}
 VIS_KEYS = {"complete": BOOL, "hidepid": OPT_STR, "subset": OPT_STR, "gid": OPT_NUM,
             "hidden_processes_possible": BOOL, "pid_namespace": BOOL}
 TOTAL_KEYS = {"processes": NUM, "mapped_bytes": NUM, "resident_bytes": NUM,
@@ -207,6 +210,8 @@ def status(doc, specs):
         die("quiet_exit_status %d, expected %d" % (doc["quiet_exit_status"], want_quiet))
     if len(doc["uninspected_pids"]) != min(doc["uninspected"], 64):
         die("uninspected_pids does not match uninspected")
+    if len(doc["environment_cut_pids"]) != min(doc["environment_cut"], 64):
+        die("environment_cut_pids does not match environment_cut")
     t = doc["totals"]
     if t["processes"] != len(doc["processes"]):
         die("totals.processes %d != %d listed" % (t["processes"], len(doc["processes"])))

@@ -11,6 +11,8 @@
  * missing file, each as "unprotected" with
  * "libsecretmem-heap.so requested, not loaded (set-ID)" and so on, in the
  * text and in --json; a program that did load the module is not listed.
+ * So is a set-ID one whose LD_PRELOAD comes after 70 KB of environment
+ * (status read only the first 64 KiB of it and missed it).
  * Before, none of them was listed anywhere.
  */
 #include <limits.h>
@@ -27,15 +29,23 @@
 
 static char tool[PATH_MAX];
 
-/* prog with LD_PRELOAD=pre, running (its comm is comm) before this returns. */
-static pid_t start(const char *prog, const char *pre, const char *comm)
+/* prog with LD_PRELOAD=pre, after 70 KB of other environment if pad,
+ * running (its comm is comm) before this returns. */
+static pid_t start(const char *prog, const char *pre, const char *comm, int pad)
 {
+	static char big[70 * 1000 + 8];
 	char path[64], seen[64] = "", env0[PATH_MAX + 16], log[PATH_MAX];
 
 	snprintf(env0, sizeof(env0), "LD_PRELOAD=%s", pre);
 	snprintf(log, sizeof(log), "%s/%s.log", rig_tmpdir(), comm);
 	char *av[] = { (char *)(uintptr_t)prog, "60", NULL };
-	const char *env[] = { env0, NULL };
+	const char *env[] = { env0, NULL, NULL };
+	if (pad) {
+		memcpy(big, "BIG=", 4);
+		memset(big + 4, 'x', sizeof(big) - 5);
+		env[0] = big;
+		env[1] = env0;
+	}
 	pid_t pid = rig_spawn(av, env, log, NULL, 0);
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	for (int i = 0; i < 500 && strcmp(seen, comm) != 0; i++) {
@@ -71,25 +81,30 @@ int main(void)
 	snprintf(stat_prog, sizeof(stat_prog), "%s/static-sleep", dir);
 	snprintf(text, sizeof(text), "%s/status.txt", dir);
 	snprintf(json, sizeof(json), "%s/status.json", dir);
-	TL_CHECK(rig_sh("cd '%s' && for f in su-heap su-pre; do cp /bin/sleep $f && chown 65534 $f && chmod 4755 $f; "
+	TL_CHECK(rig_sh("cd '%s' && for f in su-heap su-pre su-big; do cp /bin/sleep $f && chown 65534 $f && chmod 4755 $f; "
 			"done", dir) == 0, "setup");
 	int have_static = rig_sh("cd '%s' && printf '#include <unistd.h>\\nint main(void) { sleep(60); return 0; }\\n' "
 				 "> st.c && cc -static -o static-sleep st.c 2>/dev/null", dir) == 0;
 
-	pid_t a = start(heap_su, heap, "su-heap");
-	pid_t b = start(pre_su, preload, "su-pre");
-	pid_t c = have_static ? start(stat_prog, heap, "static-sleep") : 0;
-	pid_t d = start("/bin/sleep", heap, "sleep"); /* loads the module: not listed */
+	pid_t a = start(heap_su, heap, "su-heap", 0);
+	pid_t b = start(pre_su, preload, "su-pre", 0);
+	pid_t c = have_static ? start(stat_prog, heap, "static-sleep", 0) : 0;
+	pid_t d = start("/bin/sleep", heap, "sleep", 0); /* loads the module: not listed */
+	/* LD_PRELOAD after 70 KB of environment (status read 64 KiB of it) */
+	char big_su[PATH_MAX];
+	snprintf(big_su, sizeof(big_su), "%s/su-big", dir);
+	pid_t f = start(big_su, heap, "su-big", 1);
 	TL_CHECK(rig_sh("ln -sf /bin/sleep '%s/nosleep'", dir) == 0, "symlink");
 	char nosleep[PATH_MAX];
 	snprintf(nosleep, sizeof(nosleep), "%s/nosleep", dir);
-	pid_t e = start(nosleep, "/nonexistent/libsecretmem-heap.so", "nosleep"); /* no such file */
+	pid_t e = start(nosleep, "/nonexistent/libsecretmem-heap.so", "nosleep", 0); /* no such file */
 	int rc = rig_sh("'%s' status > '%s' && '%s' status --json > '%s'", tool, text, tool, json);
 	rig_cat(text);
 	rig_stop(a);
 	rig_stop(b);
 	rig_stop(d);
 	rig_stop(e);
+	rig_stop(f);
 	if (c)
 		rig_stop(c);
 	TL_CHECK(rc == 0, "status failed");
@@ -100,6 +115,9 @@ int main(void)
 	snprintf(want, sizeof(want), "unprotected: %d su-pre (root): libsecretmem-preload.so requested, not loaded "
 		 "(set-ID)", (int)b);
 	TL_CHECK(rig_file_has(text, want), "want %s", want);
+	snprintf(want, sizeof(want), "unprotected: %d su-big (root): libsecretmem-heap.so requested, not loaded (set-ID)",
+		 (int)f);
+	TL_CHECK(rig_file_has(text, want), "want %s (LD_PRELOAD after 70 KB of environment)", want);
 	if (c) {
 		snprintf(want, sizeof(want), "unprotected: %d static-sleep (root): libsecretmem-heap.so requested, not "
 			 "loaded (statically linked)", (int)c);

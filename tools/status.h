@@ -26,6 +26,14 @@ enum status_lib {
 	STATUS_LIB_HEAP,        /* libsecretmem-heap.so                     */
 };
 
+/* The most of /proc/PID/environ and of /proc/PID/cmdline that is read:
+ * the kernel's limit for the argument and environment strings of execve(2)
+ * (3/4 of its 8 MiB stack limit, _STK_LIM).  Only a process that moved
+ * them with prctl(PR_SET_MM) can have more; what is cut is said. */
+#ifndef STATUS_STRINGS_MAX /* a smaller one only to try the cut out */
+#define STATUS_STRINGS_MAX (6u << 20)
+#endif
+
 /* The modules mapped (status_holder.mods). */
 #define STATUS_MOD_HEAP 1
 #define STATUS_MOD_PRELOAD 2
@@ -37,12 +45,15 @@ struct status_holder {
 	uid_t uid;                   /* (uid_t)-1 if unknown                    */
 	char user[64];               /* name of uid, else the number, else "?"  */
 	char comm[64];
-	char cmdline[1024];          /* arguments joined by spaces, raw bytes  */
+	char *cmdline;               /* arguments joined by spaces, raw bytes;
+				      * each entry of a list owns its copy   */
+	int cmdline_cut;             /* longer than STATUS_STRINGS_MAX       */
 	char unit[256];              /* systemd unit from the cgroup, "" if none */
 	char container[160];         /* container/namespace, "" if none         */
 	int lib;                     /* enum status_lib                         */
 	char lib_env[256];           /* SECRETMEM_* of the initial environment  */
 	int env_readable;
+	int env_cut;                 /* environ longer than STATUS_STRINGS_MAX */
 	unsigned long long mapped;   /* bytes: smaps Size of secretmem mappings */
 	unsigned long long resident; /* bytes: smaps Rss of those mappings      */
 	unsigned mappings;
@@ -89,6 +100,8 @@ struct status_report {
 	unsigned scanned;         /* processes looked at                    */
 	unsigned uninspected;     /* processes we could not read            */
 	pid_t uninspected_pid[STATUS_MAX_UNINSPECTED];
+	unsigned env_cut;         /* processes whose environment was cut    */
+	pid_t env_cut_pid[STATUS_MAX_UNINSPECTED];
 	struct status_visibility vis;
 	int hib;                  /* enum cli_hibernation */
 	char power_state[256];

@@ -402,13 +402,71 @@ static void user_name(uid_t uid, char *buf, size_t size)
 		snprintf(buf, size, "%u", (unsigned)uid);
 }
 
-/* mm: where the memory of pid is read (the leader, or a live thread). */
-static void read_identity(pid_t pid, const char *mm, struct status_holder *h)
+/*
+ * The NUL-separated strings of path (/proc/PID/environ or cmdline) whole,
+ * up to STATUS_STRINGS_MAX bytes (*cut set when there were more): a
+ * NUL-terminated malloc'd buffer, its length in *len; NULL with -errno in
+ * *err.
+ */
+static char *read_strings(const char *path, size_t *len, int *cut, int *err)
+{
+	size_t cap = 65536, used = 0;
+	char *buf = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*len = 0;
+	*cut = 0;
+	if (fd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	for (;;) {
+		if (used == cap || !buf) {
+			if (buf && cap >= STATUS_STRINGS_MAX) {
+				char c;
+				*cut = read(fd, &c, 1) > 0;
+				break;
+			}
+			cap = buf ? cap * 2 : cap;
+			if (cap > STATUS_STRINGS_MAX)
+				cap = STATUS_STRINGS_MAX;
+			char *b = realloc(buf, cap + 1);
+			if (!b) {
+				*err = -ENOMEM;
+				goto fail;
+			}
+			buf = b;
+		}
+		ssize_t n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*err = -errno;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	close(fd);
+	buf[used] = '\0';
+	*len = used;
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* mm: where the memory of pid is read (the leader, or a live thread); env:
+ * its initial environment (NULL if unreadable).  0 or -ENOMEM. */
+static int read_identity(pid_t pid, const char *mm, const char *env, size_t env_len, struct status_holder *h)
 {
 	char path[64], buf[4096];
 	const char *p;
 	struct stat mine, theirs;
-	ssize_t n;
+	size_t n = 0;
+	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	if (cli_read_file(path, h->comm, sizeof(h->comm)) < 0)
@@ -419,27 +477,31 @@ static void read_identity(pid_t pid, const char *mm, struct status_holder *h)
 		h->uid = (uid_t)strtoul(p + 5, NULL, 10);
 	user_name(h->uid, h->user, sizeof(h->user));
 	snprintf(path, sizeof(path), "%s/cmdline", mm);
-	n = cli_read_file(path, h->cmdline, sizeof(h->cmdline)); /* NUL-separated */
-	for (ssize_t i = 0; i < n; i++)
+	h->cmdline = read_strings(path, &n, &h->cmdline_cut, &err); /* NUL-separated */
+	if (!h->cmdline && err == -ENOMEM)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
 		if (h->cmdline[i] == '\0')
 			h->cmdline[i] = ' ';
-	while (n > 0 && h->cmdline[n - 1] == ' ')
+	while (n > 0 && (h->cmdline[n - 1] == ' ' || h->cmdline[n - 1] == '\n'))
 		h->cmdline[--n] = '\0';
-	if (n <= 0)
-		snprintf(h->cmdline, sizeof(h->cmdline), "[%s]", h->comm);
+	if (n == 0) {
+		size_t size = sizeof(h->comm) + 2;
+		free(h->cmdline);
+		h->cmdline = malloc(size);
+		if (!h->cmdline)
+			return -ENOMEM;
+		snprintf(h->cmdline, size, "[%s]", h->comm);
+	}
 	read_cgroup(pid, h);
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
 	if (!h->container[0] && stat("/proc/self/ns/pid", &mine) == 0 && stat(path, &theirs) == 0 &&
 	    mine.st_ino != theirs.st_ino)
 		snprintf(h->container, sizeof(h->container), "another PID namespace");
-	/* the initial environment: SECRETMEM_* and whether the preload module
-	 * was asked for (a process may change its environment later) */
-	static char env[65536];
-	snprintf(path, sizeof(path), "%s/environ", mm);
-	n = cli_read_file(path, env, sizeof(env));
-	h->env_readable = n >= 0;
+	/* the initial environment: SECRETMEM_* (a process may change its
+	 * environment later) */
 	size_t used = 0;
-	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1) {
+	for (size_t i = 0; env && i < env_len; i += strlen(env + i) + 1) {
 		if (strncmp(env + i, "SECRETMEM_", 10) != 0 || used + 2 >= sizeof(h->lib_env))
 			continue;
 		used += (size_t)snprintf(h->lib_env + used, sizeof(h->lib_env) - used, "%s%s",
@@ -447,6 +509,7 @@ static void read_identity(pid_t pid, const char *mm, struct status_holder *h)
 		if (used >= sizeof(h->lib_env))
 			used = sizeof(h->lib_env) - 1;
 	}
+	return 0;
 }
 
 /* ---- what is outside a module ------------------------------------------ */
@@ -530,22 +593,17 @@ static int list_names(const char *list, const char *name)
 	return 0;
 }
 
-/* A module the initial environment asks for (LD_PRELOAD) and that is not
- * mapped: the dynamic linker did not load it. */
-static void requested(const char *mm, struct status_holder *h)
+/* A module the initial environment (env, NULL if unreadable) asks for
+ * (LD_PRELOAD) and that is not mapped: the dynamic linker did not load it. */
+static void requested(const char *mm, const char *env, size_t n, struct status_holder *h)
 {
 	static const struct {
 		const char *name;
 		unsigned mod;
 	} mods[] = { { "libsecretmem-heap.so", STATUS_MOD_HEAP }, { "libsecretmem-preload.so", STATUS_MOD_PRELOAD } };
-	static char env[65536];
-	char path[64];
 	const char *pre = NULL;
-	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/environ", mm);
-	n = cli_read_file(path, env, sizeof(env));
-	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(env + i) + 1)
+	for (size_t i = 0; env && i < n; i += strlen(env + i) + 1)
 		if (strncmp(env + i, "LD_PRELOAD=", 11) == 0)
 			pre = env + i + 11;
 	if (!pre)
@@ -564,7 +622,7 @@ static void requested(const char *mm, struct status_holder *h)
 }
 
 /* Why the process of mm is (partly) outside a module, into h->unprotected. */
-static void unprotected(const char *mm, struct status_holder *h)
+static void unprotected(const char *mm, const char *env, size_t env_len, struct status_holder *h)
 {
 	if (h->heap_page && !h->heap_read && h->heap.state == SM_HEAP_INACTIVE)
 		why(h, "heap module inactive: %.*s", (int)sizeof(h->heap.reason), h->heap.reason);
@@ -585,7 +643,29 @@ static void unprotected(const char *mm, struct status_holder *h)
 			    p->unreached > SM_PRELOAD_UNREACHED_MAX ? " and more" : "");
 		}
 	}
-	requested(mm, h);
+	requested(mm, env, env_len, h);
+}
+
+/* Appends a copy of h (its own cmdline) to *v: 0 or -ENOMEM. */
+static int push(struct status_holder **v, size_t *n, size_t *cap, const struct status_holder *h)
+{
+	char *cmdline = h->cmdline ? strdup(h->cmdline) : NULL;
+
+	if (h->cmdline && !cmdline)
+		return -ENOMEM;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		struct status_holder *w = realloc(*v, c * sizeof(*w));
+		if (!w) {
+			free(cmdline);
+			return -ENOMEM;
+		}
+		*v = w;
+		*cap = c;
+	}
+	(*v)[*n] = *h;
+	(*v)[(*n)++].cmdline = cmdline;
+	return 0;
 }
 
 static int scan_process(struct scan *sc, pid_t pid)
@@ -616,55 +696,40 @@ static int scan_process(struct scan *sc, pid_t pid)
 	/* the module's figures: a read of its page through /proc/PID/mem */
 	if (h.heap_page)
 		h.heap_read = read_page(mm, h.heap_page, &h.heap, sizeof(h.heap), SM_HEAP_STATS_MAGIC);
+	/* the initial environment: SECRETMEM_*, and the modules LD_PRELOAD
+	 * asks for */
+	char path[MM_SIZE + 16], *env;
+	size_t env_len;
+	int err = 0, rc = 0;
+	snprintf(path, sizeof(path), "%s/environ", mm);
+	env = read_strings(path, &env_len, &h.env_cut, &err);
+	h.env_readable = env != NULL;
+	if (!env && err == -ENOMEM)
+		rc = -ENOMEM;
+	if (h.env_cut) {
+		if (r->env_cut < STATUS_MAX_UNINSPECTED)
+			r->env_cut_pid[r->env_cut] = pid;
+		r->env_cut++;
+	}
 	if (rm >= 0)
-		unprotected(mm, &h);
-	if (h.unprotected[0] || h.heap_page || h.mappings || h.fds)
-		read_identity(pid, mm, &h);
-	if (h.unprotected[0]) {
-		if (r->unprot_n == sc->unprot_cap) {
-			size_t cap = sc->unprot_cap ? sc->unprot_cap * 2 : 8;
-			struct status_holder *v = realloc(r->unprot, cap * sizeof(*v));
-			if (!v) {
-				free(files.v);
-				return -ENOMEM;
-			}
-			r->unprot = v;
-			sc->unprot_cap = cap;
-		}
-		r->unprot[r->unprot_n++] = h;
-	}
-	if (h.heap_page && !h.mappings && !h.fds) {
-		if (r->heap_n == sc->heap_cap) {
-			size_t cap = sc->heap_cap ? sc->heap_cap * 2 : 8;
-			struct status_holder *v = realloc(r->heap_only, cap * sizeof(*v));
-			if (!v) {
-				free(files.v);
-				return -ENOMEM;
-			}
-			r->heap_only = v;
-			sc->heap_cap = cap;
-		}
-		r->heap_only[r->heap_n++] = h;
-	}
-	if (h.mappings || h.fds) {
+		unprotected(mm, env, env_len, &h);
+	if (!rc && (h.unprotected[0] || h.heap_page || h.mappings || h.fds))
+		rc = read_identity(pid, mm, env, env_len, &h);
+	free(env);
+	if (!rc && h.unprotected[0])
+		rc = push(&r->unprot, &r->unprot_n, &sc->unprot_cap, &h);
+	if (!rc && h.heap_page && !h.mappings && !h.fds)
+		rc = push(&r->heap_only, &r->heap_n, &sc->heap_cap, &h);
+	if (!rc && (h.mappings || h.fds)) {
 		h.files = (unsigned)files.n;
 		for (size_t i = 0; i < files.n; i++)
 			if (set_add(&sc->all, files.v[i].dev, files.v[i].ino, -1) < 0)
 				break;
-		if (r->n == sc->cap) {
-			size_t cap = sc->cap ? sc->cap * 2 : 16;
-			struct status_holder *v = realloc(r->holders, cap * sizeof(*v));
-			if (!v) {
-				free(files.v);
-				return -ENOMEM;
-			}
-			r->holders = v;
-			sc->cap = cap;
-		}
-		r->holders[r->n++] = h;
+		rc = push(&r->holders, &r->n, &sc->cap, &h);
 	}
+	free(h.cmdline);
 	free(files.v);
-	return 0;
+	return rc;
 }
 
 static int pid_cmp(const void *a, const void *b)
@@ -842,6 +907,12 @@ int status_gather(struct status_report *r)
 
 void status_free(struct status_report *r)
 {
+	for (size_t i = 0; i < r->n; i++)
+		free(r->holders[i].cmdline);
+	for (size_t i = 0; i < r->heap_n; i++)
+		free(r->heap_only[i].cmdline);
+	for (size_t i = 0; i < r->unprot_n; i++)
+		free(r->unprot[i].cmdline);
 	free(r->holders);
 	free(r->heap_only);
 	free(r->unprot);

@@ -39,6 +39,17 @@ static const char *printable(const char *s, char *buf, size_t size)
 	return buf;
 }
 
+/* The same, written to out, for texts of any length (a command line). */
+static void put_printable(FILE *out, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p >= 0x7f || *p == '\\')
+			fprintf(out, "\\x%02x", *p);
+		else
+			putc(*p, out);
+	}
+}
+
 /* The hibernation state: name for JSON. */
 static const char *hibernation_state(int h, size_t holders)
 {
@@ -203,6 +214,15 @@ static void render_visibility(const struct status_report *r, FILE *out)
 		fprintf(out, "not seen: /proc is mounted with hidepid=%s%s: other users' processes are "
 			"invisible to this one (run as root or in the gid= group)\n", v->hidepid,
 			v->subset[0] ? " (and subset=pid)" : "");
+	if (r->env_cut) {
+		fprintf(out, "environment cut: %u process%s ha%s an environment larger than %u bytes (moved with "
+			"prctl PR_SET_MM): only that much of it was read, a SECRETMEM_* or LD_PRELOAD after it "
+			"is not seen:", r->env_cut, plural(r->env_cut, "", "es"), plural(r->env_cut, "s", "ve"),
+			STATUS_STRINGS_MAX);
+		for (unsigned i = 0; i < r->env_cut && i < STATUS_MAX_UNINSPECTED; i++)
+			fprintf(out, " %d", (int)r->env_cut_pid[i]);
+		fprintf(out, "%s\n", r->env_cut > STATUS_MAX_UNINSPECTED ? " ..." : "");
+	}
 	if (v->pidns)
 		fprintf(out, "not seen: this process runs in a PID namespace (a container): holders "
 			"on the host and in other containers cannot be seen; run on the host\n");
@@ -223,7 +243,11 @@ void status_render_text(const struct status_report *r, FILE *out)
 			fprintf(out, "%-8d %-12s %12llu %12llu %5u %4u %s\n", (int)p->pid, p->user,
 				p->mapped, p->resident, p->files, p->fds,
 				printable(p->comm, buf, sizeof(buf)));
-			fprintf(out, "         command line: %s\n", printable(p->cmdline, buf, sizeof(buf)));
+			fputs("         command line: ", out);
+			put_printable(out, p->cmdline);
+			if (p->cmdline_cut)
+				fprintf(out, " [cut: only its first %u bytes were read]", STATUS_STRINGS_MAX);
+			fputc('\n', out);
 			if (p->unit[0])
 				fprintf(out, "         unit: %s\n", printable(p->unit, buf, sizeof(buf)));
 			if (p->container[0])
@@ -236,14 +260,21 @@ void status_render_text(const struct status_report *r, FILE *out)
 			if (p->heap_page)
 				fprintf(out, "         heap: %s\n",
 					printable(heap_text(p, heap, sizeof(heap)), buf, sizeof(buf)));
-			if (p->lib_env[0])
-				fprintf(out, "         environment: %s\n",
-					printable(p->lib_env, buf, sizeof(buf)));
+			if (p->lib_env[0] || p->env_cut) {
+				fprintf(out, "         environment: %s", printable(p->lib_env, buf, sizeof(buf)));
+				if (p->env_cut)
+					fprintf(out, "%s[cut: only its first %u bytes were read]",
+						p->lib_env[0] ? " " : "", STATUS_STRINGS_MAX);
+				fputc('\n', out);
+			}
 			if (p->fds)
 				fprintf(out, "         holds %u secretmem fd%s: pidfd_getfd can take %s\n",
 					p->fds, plural(p->fds, "", "s"), plural(p->fds, "it", "them"));
-			if (p->unprotected[0])
-				fprintf(out, "         unprotected: %s\n", printable(p->unprotected, buf, sizeof(buf)));
+			if (p->unprotected[0]) {
+				fputs("         unprotected: ", out);
+				put_printable(out, p->unprotected);
+				fputc('\n', out);
+			}
 		}
 	} else {
 		fprintf(out, "no process holds secret memory\n");
@@ -296,6 +327,7 @@ void status_render_json(const struct status_report *r, FILE *out)
 		json_int(&j, "pid", p->pid);
 		json_string(&j, "command", p->comm);
 		json_string(&j, "cmdline", p->cmdline);
+		json_bool(&j, "cmdline_cut", p->cmdline_cut);
 		json_string(&j, "user", p->user);
 		if (p->uid == (uid_t)-1)
 			json_null(&j, "uid");
@@ -312,6 +344,7 @@ void status_render_json(const struct status_report *r, FILE *out)
 		json_string(&j, "seen", lib_key(p));
 		json_string(&j, "mode", lib_mode(p, mode, sizeof(mode)));
 		json_string(&j, "environment", p->env_readable ? p->lib_env : NULL);
+		json_bool(&j, "environment_cut", p->env_cut);
 		json_object_end(&j);
 		json_heap(&j, p);
 		json_string(&j, "unprotected", p->unprotected[0] ? p->unprotected : NULL);
@@ -325,6 +358,7 @@ void status_render_json(const struct status_report *r, FILE *out)
 		json_int(&j, "pid", p->pid);
 		json_string(&j, "command", p->comm);
 		json_string(&j, "cmdline", p->cmdline);
+		json_bool(&j, "cmdline_cut", p->cmdline_cut);
 		json_string(&j, "user", p->user);
 		json_string(&j, "reason", p->unprotected);
 		json_object_end(&j);
@@ -337,6 +371,7 @@ void status_render_json(const struct status_report *r, FILE *out)
 		json_int(&j, "pid", p->pid);
 		json_string(&j, "command", p->comm);
 		json_string(&j, "cmdline", p->cmdline);
+		json_bool(&j, "cmdline_cut", p->cmdline_cut);
 		json_string(&j, "user", p->user);
 		json_heap(&j, p);
 		json_object_end(&j);
@@ -354,6 +389,11 @@ void status_render_json(const struct status_report *r, FILE *out)
 	json_array_begin(&j, "uninspected_pids");
 	for (unsigned i = 0; i < r->uninspected && i < STATUS_MAX_UNINSPECTED; i++)
 		json_int(&j, NULL, r->uninspected_pid[i]);
+	json_array_end(&j);
+	json_uint(&j, "environment_cut", r->env_cut);
+	json_array_begin(&j, "environment_cut_pids");
+	for (unsigned i = 0; i < r->env_cut && i < STATUS_MAX_UNINSPECTED; i++)
+		json_int(&j, NULL, r->env_cut_pid[i]);
 	json_array_end(&j);
 	json_object_begin(&j, "visibility");
 	json_bool(&j, "complete", r->complete);
