@@ -499,46 +499,6 @@ static int each_mapping(uintptr_t lo, uintptr_t hi, int (*fn)(const struct seg *
 	return 0;
 }
 
-static void release_part(struct adopted *a, uintptr_t lo, uintptr_t hi, uintptr_t dlo, uintptr_t dhi);
-
-/*
- * Adopted pages the program has unlocked (munlock) are still secret memory,
- * which the kernel charges against the memory-lock limit: when that limit
- * refuses a new lock, they go back to ordinary memory, contents kept, where
- * the kernel would have them without the module (unlocked), and give back
- * their charge.  1 if any went (list lock held).
- */
-static int release_unlocked(void)
-{
-	size_t ps = os_page_size();
-	int gone = 0;
-
-	for (;;) {
-		struct adopted *hit = NULL;
-		uintptr_t s = 0, e = 0;
-		for (struct adopted *a = records; a && !hit; a = a->next) {
-			size_t n = a->reg.size / ps, k = 0;
-			while (k < n && (a->reg.prot[k] & PAGE_LOCKED))
-				k++;
-			if (k == n)
-				continue;
-			size_t m = k;
-			while (m < n && !(a->reg.prot[m] & PAGE_LOCKED))
-				m++;
-			hit = a;
-			s = rec_lo(a) + k * ps;
-			e = rec_lo(a) + m * ps;
-		}
-		if (!hit)
-			return gone;
-		size_t before = rec_bytes;
-		release_part(hit, s, e, 0, 0);
-		if (rec_bytes == before)
-			return gone; /* no memory to release it with */
-		gone = 1;
-	}
-}
-
 struct lock_arg {
 	int flags, fresh;
 	const char *by;
@@ -555,8 +515,6 @@ static int lock_part(const struct seg *v, int i, int j, void *arg)
 	}
 	if (v[i].kind == SEG_ANON) {
 		int arc = adopt_run(v, i, j, l->fresh, l->by);
-		if ((arc == -EAGAIN || arc == -ENOMEM) && release_unlocked())
-			arc = adopt_run(v, i, j, l->fresh, l->by); /* with their room */
 		if (arc == 0)
 			return 0;
 		atomic_store(&last_refusal, arc);

@@ -1132,14 +1132,12 @@ static int count_in(const char *out, const char *s)
  * heap holding part of it): a 64 KiB range is refused by secret memory and
  * by the kernel.  over (the same limit, also run plain): a range larger
  * than the limit by itself, which the kernel refuses without the module
- * too.  cycle (1 MiB, also plain): lock 512 KiB, unlock it, lock another
- * 512 KiB.  Each prints the result; the caller checks the warnings.
+ * too.  Each prints the result; the caller checks the warnings.
  */
 static int refused(const char *how)
 {
 	char *h = malloc(100); /* a heap, in secret memory */
-	TL_CHECK(h && (hr_where(h) == 's' || (!hr_active() && (!strcmp(how, "over") || !strcmp(how, "cycle")))),
-		 "the heap is not secret memory");
+	TL_CHECK(h && (hr_where(h) == 's' || (!hr_active() && !strcmp(how, "over"))), "the heap is not secret memory");
 	if (strcmp(how, "filter") == 0) {
 		TL_CHECK(tl_seccomp_block(SYS_memfd_secret, ENOSYS) == 0, "seccomp filter");
 		unsigned char *m = anon(2 * PS, 0);
@@ -1169,16 +1167,6 @@ static int refused(const char *how)
 		int e = errno;
 		dup2(e2, 2);
 		printf("mlock with standard error closed: %d, errno %d\n", r, e);
-	} else if (strcmp(how, "cycle") == 0) {
-		/* lock, unlock, lock another range as large (1 MiB limit): the
-		 * unlocked one gives its room back, as without the module */
-		unsigned char *a = anon(128 * PS, 0), *b = anon(128 * PS, 0);
-		memset(a, 0x61, 128 * PS);
-		printf("mlock a: %s\n", rc(mlock(a, 128 * PS)));
-		printf("munlock a: %s\n", rc(munlock(a, 128 * PS)));
-		printf("mlock b: %s\n", rc(mlock(b, 128 * PS)));
-		printf("b locked %d, a kept %d\n", locked_kb(b) > 0, all(a, 128 * PS, 0x61));
-		printf("mlock a again: %s\n", rc(mlock(a, 32 * PS)));
 	} else if (strcmp(how, "over") == 0) {
 		/* more than the limit by itself: the kernel refuses it without
 		 * the module too, and the module says nothing */
@@ -1269,13 +1257,6 @@ int main(int argc, char **argv)
 				 count_in(out, "warning") == 1,
 			 "heap mode, a lock refused at the limit by secret memory and the kernel: want one warning");
 		for (int heap = 0; heap < 2; heap++) {
-			ws = hr_run_user(self, "refused-cycle", heap, NULL, 1 << 20, out, sizeof(out));
-			printf("%s", out);
-			TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 &&
-					 strstr(out, "mlock a: 0\nmunlock a: 0\nmlock b: 0\nb locked 1, a kept 1\n"
-						     "mlock a again: 0\n") &&
-					 !strstr(out, "warning"),
-				 "%s, lock, unlock, lock as much again under a 1 MiB limit", heap ? "heap" : "plain");
 			ws = hr_run_user(self, "refused-over", heap, NULL, 64 << 10, out, sizeof(out));
 			printf("%s", out);
 			TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 &&
