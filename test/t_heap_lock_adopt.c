@@ -1132,12 +1132,16 @@ static int count_in(const char *out, const char *s)
  * heap holding part of it): a 64 KiB range is refused by secret memory and
  * by the kernel.  over (the same limit, also run plain): a range larger
  * than the limit by itself, which the kernel refuses without the module
- * too.  Each prints the result; the caller checks the warnings.
+ * too.  cycle (1 MiB, also plain): lock 512 KiB, unlock it, lock another
+ * 512 KiB: secret memory refuses it in heap mode, with the one warning
+ * (secretmem-heap(7), munlock).  Each prints
+ * the result; the caller checks the warnings.
  */
 static int refused(const char *how)
 {
 	char *h = malloc(100); /* a heap, in secret memory */
-	TL_CHECK(h && (hr_where(h) == 's' || (!hr_active() && !strcmp(how, "over"))), "the heap is not secret memory");
+	TL_CHECK(h && (hr_where(h) == 's' || (!hr_active() && (!strcmp(how, "over") || !strcmp(how, "cycle")))),
+		 "the heap is not secret memory");
 	if (strcmp(how, "filter") == 0) {
 		TL_CHECK(tl_seccomp_block(SYS_memfd_secret, ENOSYS) == 0, "seccomp filter");
 		unsigned char *m = anon(2 * PS, 0);
@@ -1167,6 +1171,15 @@ static int refused(const char *how)
 		int e = errno;
 		dup2(e2, 2);
 		printf("mlock with standard error closed: %d, errno %d\n", r, e);
+	} else if (strcmp(how, "cycle") == 0) {
+		/* lock, unlock, lock as much elsewhere (1 MiB limit): the
+		 * unlocked range stays secret memory, charged */
+		unsigned char *a = anon(128 * PS, 0), *b = anon(128 * PS, 0);
+		memset(a, 0x61, 128 * PS);
+		printf("mlock a: %s\n", rc(mlock(a, 128 * PS)));
+		printf("munlock a: %s\n", rc(munlock(a, 128 * PS)));
+		printf("mlock b: %s\n", rc(mlock(b, 128 * PS)));
+		printf("a kept %d, b locked %d\n", all(a, 128 * PS, 0x61), locked_kb(b) > 0);
 	} else if (strcmp(how, "over") == 0) {
 		/* more than the limit by itself: the kernel refuses it without
 		 * the module too, and the module says nothing */
@@ -1257,6 +1270,16 @@ int main(int argc, char **argv)
 				 count_in(out, "warning") == 1,
 			 "heap mode, a lock refused at the limit by secret memory and the kernel: want one warning");
 		for (int heap = 0; heap < 2; heap++) {
+			ws = hr_run_user(self, "refused-cycle", heap, NULL, 1 << 20, out, sizeof(out));
+			printf("%s", out);
+			/* heap mode: secret memory refuses b, and says so once;
+			 * the kernel then locks it, or refuses it too */
+			TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 && strstr(out, "mlock a: 0\nmunlock a: 0\nmlock b: ") &&
+					 (heap ? (strstr(out, "mlock b: 0\na kept 1, b locked 1\n") ||
+						  strstr(out, "mlock b: Cannot allocate memory\na kept 1, b locked 0\n")) &&
+							 count_in(out, "secretmem-heap: warning: a range the program locked") == 1
+					       : strstr(out, "mlock b: 0\na kept 1, b locked 1\n") && !strstr(out, "warning")),
+				 "%s, lock, unlock, lock as much elsewhere under a 1 MiB limit", heap ? "heap" : "plain");
 			ws = hr_run_user(self, "refused-over", heap, NULL, 64 << 10, out, sizeof(out));
 			printf("%s", out);
 			TL_CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0 &&
