@@ -10,7 +10,8 @@
  * written through and stay what they were; a FIFO nobody reads and a
  * character device that refuses the write (1:7, like /dev/full) are 71
  * and stay; a directory, a block device (never opened) and a link to
- * nothing are refused with 64.  Before, each was replaced by a regular
+ * nothing are refused with 64; another user's link (to a file of root's)
+ * is not followed but replaced.  Before, each was replaced by a regular
  * file (as root, that once replaced the machine's /dev/full).  The device
  * nodes need root (mknod); without it those cases are left out.
  */
@@ -150,6 +151,21 @@ int main(void)
 	TL_CHECK(slurp(at("target")) && strncmp(out, "# HELP ", 7) == 0 &&
 		 strstr(out, "old old") == NULL, "the link's target does not hold the exposition alone:\n%s", out);
 	no_tmp("a link to a file");
+
+	/* another user's link to root's file: not followed, replaced */
+	if (geteuid() == 0) {
+		fd = open(at("victim"), O_WRONLY | O_CREAT | O_EXCL, 0600);
+		TL_CHECK(fd >= 0 && write(fd, "root's\n", 7) == 7, "victim: %s", strerror(errno));
+		close(fd);
+		TL_CHECK(symlink("victim", at("planted")) == 0 && lchown(at("planted"), 65534, 65534) == 0,
+			 "planted link: %s", strerror(errno));
+		st = prom("planted");
+		TL_CHECK(scanned(st), "another user's link: %s", tl_status_str(st));
+		TL_CHECK(slurp(at("victim")) && strcmp(out, "root's\n") == 0, "another user's link was followed:\n%s",
+			 out);
+		TL_CHECK(kind("planted") == S_IFREG, "another user's link was not replaced");
+		no_tmp("another user's link");
+	}
 
 	/* a FIFO that a process reads: written through */
 	TL_CHECK(mkfifo(at("fifo"), 0600) == 0, "mkfifo: %s", strerror(errno));

@@ -48,6 +48,10 @@ static int prom_open(struct prom_file *p, const char *path, const char **refused
 		return errno == ENOENT ? 0 : -errno;
 	if (S_ISREG(st.st_mode))
 		return 0;
+	/* another user's link is never followed (root would write where that
+	 * user points it: a file of root's, /dev/mem): replaced, as a file */
+	if (S_ISLNK(st.st_mode) && st.st_uid != 0 && st.st_uid != geteuid())
+		return 0;
 	if (S_ISLNK(st.st_mode) && stat(path, &st) != 0) {
 		if (errno != ENOENT)
 			return -errno;
