@@ -29,30 +29,25 @@ int sm_warnings_are_off(void)
 	return atomic_load_explicit(&quiet, memory_order_relaxed);
 }
 
-/* All of s to fd, by raw write(2) (write() is a cancellation point, and
- * this runs with library locks held); 0, or the errno that stopped it. */
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len > 0) {
-		long n = syscall(SYS_write, fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? errno : EIO;
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 void sm_put(const char *s)
 {
+	size_t len = strlen(s);
 	int saved = errno; /* a warning does not change the caller's errno */
 
 	if (sm_warnings_are_off())
 		return;
-	write_all(STDERR_FILENO, s, strlen(s));
+	while (len > 0) {
+		/* raw: write(2) is a cancellation point, and this runs with
+		 * library locks held */
+		long n = syscall(SYS_write, STDERR_FILENO, s, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		s += n;
+		len -= (size_t)n;
+	}
 	errno = saved;
 }
 
@@ -122,17 +117,28 @@ void sm_report_keep(void)
 
 void sm_report_write(const char *s, size_t len)
 {
-	int saved = errno;
+	int saved = errno, fd = STDERR_FILENO;
 	struct stat st;
 
 	if (sm_warnings_are_off())
 		return;
-	/* descriptor 2 closed: the copy, if it is still the file (no other
-	 * call is made while descriptor 2 takes the report: a seccomp filter
-	 * may allow only that write) */
-	if (write_all(STDERR_FILENO, s, len) == EBADF && report_fd >= 0 && fstat(report_fd, &st) == 0 &&
-	    st.st_dev == report_dev && st.st_ino == report_ino)
-		write_all(report_fd, s, len);
+	while (len > 0) {
+		long n = syscall(SYS_write, fd, s, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* descriptor 2 closed: the copy, if it is still the file (no
+		 * other call is made while descriptor 2 takes the report: a
+		 * seccomp filter may allow only that write) */
+		if (n < 0 && errno == EBADF && fd == STDERR_FILENO && report_fd >= 0 && fstat(report_fd, &st) == 0 &&
+		    st.st_dev == report_dev && st.st_ino == report_ino) {
+			fd = report_fd;
+			continue;
+		}
+		if (n <= 0)
+			break;
+		s += n;
+		len -= (size_t)n;
+	}
 	errno = saved;
 }
 
