@@ -995,8 +995,9 @@ static void report_adopted(const void *addr, size_t len, const char *by, void *a
 			 (int)getpid(), addr, (const void *)((const char *)addr + len), len, by);
 
 	(void)arg;
-	if (n > 0)
-		sm_report_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	if (n > 0 && !sm_warnings_are_off() &&
+	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
 }
 
 /* SECRETMEM_REPORT=1 (secretmem exec --report): the figures at exit(). */
@@ -1022,8 +1023,9 @@ __attribute__((destructor)) static void heap_report(void)
 			 (unsigned long long)stats->plain_bytes, (unsigned long long)stats->plain_blocks,
 			 (unsigned long long)stats->early_bytes, (unsigned long long)stats->adopted_bytes,
 			 (unsigned long long)stats->adopted_ranges);
-	if (n > 0)
-		sm_report_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	if (n > 0 && !sm_warnings_are_off() &&
+	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
 	if (!stood_down)
 		sm_adopt_each(report_adopted, NULL);
 }
@@ -1120,9 +1122,6 @@ __attribute__((constructor)) static void heap_constructor(void)
 {
 	void *(*active)(size_t) = malloc;
 	int saved = errno; /* main() starts with errno 0 (C11 7.5), as without the module */
-
-	if (sm_env_switch("SECRETMEM_REPORT"))
-		sm_report_keep(); /* the program may close standard error before its report */
 
 	if (!t_busy && (active == hp_malloc_here || hp_requested()))
 		enter_slow();

@@ -63,8 +63,6 @@ static void init(void)
 		pl_warn("invalid value of SECRETMEM_OPENSSL (secure, all or off), using secure");
 	}
 	pl_report_wanted = sm_env_switch("SECRETMEM_REPORT");
-	if (pl_report_wanted)
-		sm_report_keep();
 	init_pid = getpid();
 	/* a refusal gets the module's one warning (fallback.c), not the
 	 * library's hint besides */
@@ -121,7 +119,8 @@ static void say(const char *fmt, ...)
 	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
 	va_end(ap);
 	strcat(line, "\n");
-	sm_report_write(line, strlen(line));
+	if (write(STDERR_FILENO, line, strlen(line)) < 0)
+		return;
 }
 
 /* SECRETMEM_REPORT=1: what was protected, at exit() (and _exit()). */

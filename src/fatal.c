@@ -3,16 +3,13 @@
 /*
  * fatal.c - fixed messages written with raw write(2): no stdio, no malloc,
  * no cancellation point,
- * usable from any state the allocator can be in; and the stream of the
- * modules' exit reports.
+ * usable from any state the allocator can be in.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "internal.h"
@@ -85,61 +82,6 @@ void sm_warn(const char *a, const char *b, const char *c)
 	line[len++] = '\n';
 	line[len] = '\0';
 	sm_put(line);
-}
-
-/*
- * The exit report (SECRETMEM_REPORT) goes to the standard error the program
- * started with, which many programs close before they exit (GNU tools'
- * close_stdout): a copy of it, kept from the start (close-on-exec, at 64
- * or above where the limit allows), takes the report when descriptor 2
- * is closed, if the copy is still that file (the program may have closed
- * it too and reused the number).
- */
-static int report_fd = -1;
-static dev_t report_dev;
-static ino_t report_ino;
-
-void sm_report_keep(void)
-{
-	struct stat st;
-
-	if (report_fd >= 0 || fstat(STDERR_FILENO, &st) != 0)
-		return;
-	int fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 64);
-	if (fd < 0)
-		fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return;
-	report_dev = st.st_dev;
-	report_ino = st.st_ino;
-	report_fd = fd;
-}
-
-void sm_report_write(const char *s, size_t len)
-{
-	int saved = errno, fd = STDERR_FILENO;
-	struct stat st;
-
-	if (sm_warnings_are_off())
-		return;
-	while (len > 0) {
-		long n = syscall(SYS_write, fd, s, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		/* descriptor 2 closed: the copy, if it is still the file (no
-		 * other call is made while descriptor 2 takes the report: a
-		 * seccomp filter may allow only that write) */
-		if (n < 0 && errno == EBADF && fd == STDERR_FILENO && report_fd >= 0 && fstat(report_fd, &st) == 0 &&
-		    st.st_dev == report_dev && st.st_ino == report_ino) {
-			fd = report_fd;
-			continue;
-		}
-		if (n <= 0)
-			break;
-		s += n;
-		len -= (size_t)n;
-	}
-	errno = saved;
 }
 
 char *sm_utoa(size_t v, char *buf)

@@ -63,11 +63,6 @@
 __attribute__((noreturn, cold)) void sm_fatal(const char *msg);
 /* Write "secretmem: warning: <a><b><c>\n" with write(2); NULL parts skipped. */
 void sm_warn(const char *a, const char *b, const char *c);
-/* The modules' exit report: sm_report_keep() at start-up when one is asked
- * for, then each line through sm_report_write() (to standard error, or to
- * the copy of it kept at start-up when the program has closed it). */
-void sm_report_keep(void);
-void sm_report_write(const char *s, size_t len);
 /* Write s to stderr with raw write(2) calls (no cancellation point), unless
  * messages are off, errno left as it was: the writer of sm_fatal, sm_warn
  * and the heap module's warnings. */
