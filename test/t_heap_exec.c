@@ -50,6 +50,10 @@ int main(void)
 	TL_CHECK(run("", "--mode heap --report -- /bin/true", out) == 0 &&
 		 rig_file_has(out, "secretmem-heap: report: pid ") && rig_file_has(out, ", active: secret "),
 		 "--report under heap mode");
+	/* as secretmem-heap(7) says: a program that closes standard error
+	 * before it exits (sleep: GNU close_stdout) prints no report */
+	TL_CHECK(run("", "--mode heap --report -- sleep 0", out) == 0 && !rig_file_has(out, "secretmem-heap: report"),
+		 "--report under heap mode, standard error closed by the program: a report came after all");
 	/* one module: the preload module (and a second heap module) go */
 	snprintf(pre, sizeof(pre), "LD_PRELOAD='%s:/nonexistent-other.so:/elsewhere/libsecretmem-heap.so'", preload);
 	TL_CHECK(run(pre, "--mode heap -- sh -c 'echo \"[$LD_PRELOAD]\"'", out) == 0, "exec --mode heap with LD_PRELOAD");
