@@ -180,6 +180,11 @@ int main(void)
 			rig_cat(out);
 			refused("-- /lib64/ld-linux-x86-64.so.2 --argv0 x ./static-prog",
 				"./static-prog is statically linked: the dynamic linker");
+			/* ld.so as a script's interpreter: the program it runs
+			 * is not checked, so it is refused */
+			TL_CHECK(rig_sh("cd '%s' && printf '#!/lib64/ld-linux-x86-64.so.2 %s/static-prog\\n' > via-ldso && "
+					"chmod 755 via-ldso", dir, dir) == 0, "via-ldso");
+			refused("-- ./via-ldso", "runs a program exec cannot check");
 		}
 		/* an empty PATH is the current directory, as for execvp() */
 		int st0 = rig_sh("cd '%s' && PATH= ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 '%s' exec "

@@ -479,8 +479,13 @@ static int cannot_enter(const char *path, char *const *args, char *why, size_t l
 			int pfd = prog && strchr(prog, '/') ? open(prog, O_RDONLY | O_CLOEXEC) : -1;
 			struct stat ps;
 
-			if (pfd < 0)
-				return 0;
+			if (pfd < 0) {
+				/* from a #! line, or not named by a path:
+				 * which program it runs is not checked */
+				snprintf(why, len, "the dynamic linker %s runs a program exec cannot check (%s)", path,
+					 prog ? "not named by a path" : "named by a #! line");
+				return 1;
+			}
 			n = read(pfd, hdr, sizeof(hdr) - 1);
 			int prog_static = n >= (ssize_t)sizeof(Elf32_Ehdr) && memcmp(hdr, ELFMAG, SELFMAG) == 0 &&
 					  elf_static(pfd, hdr, n) && fstat(pfd, &ps) == 0 && !is_loader(&ps);
