@@ -876,7 +876,8 @@ static int sleep_planned(clockid_t clk, int flags, const struct timespec *req, s
 	 * (rem of such a sleep: that end less the time now) */
 	int64_t deadline = req->tv_sec >= INT64_MAX / S_NS - 1 ? INT64_MAX
 			   : flags & TIMER_ABSTIME ? ts_ns(req)
-			   : ts_ns(req) > INT64_MAX - ts_ns(&now) ? INT64_MAX : ts_ns(&now) + ts_ns(req);
+			   : ts_ns(&now) > 0 && ts_ns(req) > INT64_MAX - ts_ns(&now) ? INT64_MAX
+			   : ts_ns(&now) + ts_ns(req);
 	int64_t ns = deadline - ts_ns(&now), left = gap_left(mono_ns());
 	if (ns < MS_NS || (left && ns <= left))
 		return real_clock_nanosleep(clk, flags, req, rem);
