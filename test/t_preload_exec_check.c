@@ -255,7 +255,13 @@ int main(void)
 	TL_CHECK(st == 125 && rig_file_has(out, "refusing to run /bin/true: secretmem runs with effective gid 65534 "
 						 "but real gid 0: the kernel runs /bin/true in secure-execution mode"),
 		 "effective gid not the real gid: exit %d, want 125 and the reason", st);
+#ifdef TL_SANITIZED
+	/* a sanitizer's runtime in a secure-execution tool ignores
+	 * ASAN_OPTIONS, and LeakSanitizer cannot run as another euid */
+	if (0) {
+#else
 	if (rig_sh("setpriv --euid=65534 test -x '%s'", tool) == 0) {
+#endif
 		st = rig_sh("cd / && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv --euid=65534 '%s' exec "
 			    "-- /bin/true > '%s' 2>&1", tool, out);
 		rig_cat(out);
