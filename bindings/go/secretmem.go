@@ -11,8 +11,10 @@
 // memory from secretmem_malloc: the Go garbage collector never moves or
 // copies them.  Where the kernel or a sandbox refuses secret memory,
 // libsecretmem uses its fallback backend (mlock'ed, out of core dumps, but
-// readable by root) and says so once on stderr; SetRequire(true) or
-// SECRETMEM_REQUIRE=1 forbids that.
+// readable by root): Backend and DefaultBackend tell, and one warning on
+// stderr says so when secret memory stops working after it worked in the
+// process (a sandbox installed later); SetRequire(true) or
+// SECRETMEM_REQUIRE=1 forbids the fallback.
 //
 // Go makes copies the binding cannot see; README.md lists them.  In short:
 // string(b) and append(b, ...) beyond cap copy into the Go heap; a key held
@@ -60,11 +62,21 @@ import (
 
 // Secret is a block of secret memory of a fixed size.  It is not safe to
 // call Destroy concurrently with any other method; the other methods may be
-// called from several goroutines.
+// called from several goroutines.  Use it through the *Secret that New and
+// Random return: a copy of the struct (c := *s) would own the same block,
+// and freeing it twice aborts the program; go vet reports such copies.
 type Secret struct {
+	_   noCopy
 	ptr unsafe.Pointer // nil once destroyed
 	n   int
 }
+
+// noCopy makes go vet's copylocks check report a copied Secret (its
+// methods are never called).
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
 
 func errno(rc C.int) error { return syscall.Errno(-rc) }
 

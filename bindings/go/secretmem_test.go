@@ -13,6 +13,8 @@ package secretmem
 import (
 	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -241,5 +243,30 @@ func TestReadmeExample(t *testing.T) {
 		if !ours[l] {
 			t.Errorf("README.md's Go example line %q is not in example_test.go", l)
 		}
+	}
+}
+
+// A Secret copied by value would own the same C block twice: go vet reports
+// the copy (the noCopy field), run here on a module that makes one.
+func TestVetReportsACopy(t *testing.T) {
+	here, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":  "module copier\n\ngo 1.19\n\nrequire secretmem v0.0.0\n\nreplace secretmem => " + here + "\n",
+		"main.go": "package main\n\nimport \"secretmem\"\n\nfunc main() {\n\ts, _ := secretmem.New(8)\n\tc := *s\n\t_ = c\n}\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "vet", ".")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "copies lock value") {
+		t.Fatalf("go vet did not report the copy of a Secret (%v):\n%s", err, out)
 	}
 }

@@ -116,8 +116,10 @@ pub(crate) unsafe fn realloc_raw(p: *mut u8, old_size: usize, align: usize, new_
 ///   to the live heap; `drop` gives the child an empty secret heap (only
 ///   right for a child that calls `exec` at once: its inherited pointers are
 ///   gone); `share` shares pages and slots with the parent.
-///   `std::process::Command` uses `posix_spawn` or `fork`+`exec`, which work
-///   under every policy.
+///   `std::process::Command` works under every policy where it uses
+///   `posix_spawn` (the plain case); where it must fork first (`pre_exec`,
+///   `uid`, `gid`, `groups`, ...) its child reads heap memory before the
+///   `exec`, so under `drop` that child dies of SIGSEGV: use `copy` there.
 /// - **Limits**: secret memory counts against `RLIMIT_MEMLOCK` (8 MiB for an
 ///   ordinary user on Debian) for as long as it is held.  When it is
 ///   exhausted, or the kernel or a sandbox refuses secret memory and the
@@ -125,7 +127,8 @@ pub(crate) unsafe fn realloc_raw(p: *mut u8, old_size: usize, align: usize, new_
 ///   ("memory allocation of N bytes failed").  Unlike the heap module, there
 ///   is no silent fall-through to the ordinary heap.  Where secret memory is
 ///   refused and the fallback is allowed, the heap is mlock'ed fallback
-///   memory (readable by root) and the library says so once on stderr.
+///   memory (readable by root); the library warns on stderr only when
+///   secret memory stops working after it worked in the process.
 /// - What it does not cover: memory that does not come from the Rust global
 ///   allocator (C libraries' `malloc`, the stacks of threads, the program's
 ///   static data, the kernel's copies such as pipe buffers).

@@ -7,8 +7,10 @@
 //! root included, can read it through `/proc/PID/mem`, `process_vm_readv` or
 //! ptrace, and it never reaches a core dump, swap or a hibernation image.
 //! Where the kernel or a sandbox refuses it, libsecretmem uses its fallback
-//! backend (mlock'ed, kept out of core dumps, but readable by root) and says
-//! so once on stderr; [`set_require`] or `SECRETMEM_REQUIRE=1` forbids that.
+//! backend (mlock'ed, kept out of core dumps, but readable by root):
+//! [`Backend`] tells, and one warning on stderr says so when secret memory
+//! stops working after it worked in the process (a sandbox installed
+//! later); [`set_require`] or `SECRETMEM_REQUIRE=1` forbids the fallback.
 //!
 //! This file owns the crate's small items: errors, [`supported`],
 //! [`Backend`], [`stats`], [`ct_eq`], options.  The containers are in
