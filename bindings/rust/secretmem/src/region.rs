@@ -7,6 +7,7 @@ use crate::{neg_errno, sys, Backend};
 use std::io;
 use std::ptr::NonNull;
 use std::slice;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Where the memory at `p` lives, read from /proc/self/maps: `Secret` in a
 /// mapping of a memfd_secret file (named "/secretmem"), else `Fallback`.  For
@@ -47,6 +48,9 @@ pub enum Access {
 /// `Clone`, `Debug` or `Display`.
 pub struct Region {
     raw: NonNull<sys::secretmem_region>,
+    /// Read-only or inaccessible: a guard lives, or one was forgotten
+    /// (`mem::forget` is safe), which the next access undoes.
+    restricted: AtomicBool,
 }
 
 // SAFETY: the region is owned memory; the C functions used on it are
@@ -59,7 +63,9 @@ impl Region {
     fn create(size: usize, flags: u32) -> io::Result<Region> {
         // SAFETY: any size and these flags are valid; NULL sets errno.
         let r = unsafe { sys::secretmem_region_create(size, flags) };
-        NonNull::new(r).map(|raw| Region { raw }).ok_or_else(io::Error::last_os_error)
+        NonNull::new(r)
+            .map(|raw| Region { raw, restricted: AtomicBool::new(false) })
+            .ok_or_else(io::Error::last_os_error)
     }
 
     /// At least `size` bytes; the fallback backend where secret memory is
@@ -96,8 +102,18 @@ impl Region {
         unsafe { sys::secretmem_region_data(self.raw.as_ptr()) as *mut u8 }
     }
 
-    /// The bytes (the region is readable and writable outside a guard).
+    /// Read-write again after a guard that was forgotten instead of
+    /// dropped (no guard can live here: it borrows the region mutably).
+    fn writable(&self) {
+        if self.restricted.load(Ordering::Acquire) {
+            restore(self);
+        }
+    }
+
+    /// The bytes (the region is readable and writable outside a guard; a
+    /// guard that was forgotten instead of dropped is undone here).
     pub fn as_slice(&self) -> &[u8] {
+        self.writable();
         // SAFETY: len bytes mapped read-write while no Protected guard lives
         // (a guard borrows the region mutably).
         unsafe { slice::from_raw_parts(self.data(), self.len()) }
@@ -105,6 +121,7 @@ impl Region {
 
     /// The bytes, mutably.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        self.writable();
         // SAFETY: as above.
         unsafe { slice::from_raw_parts_mut(self.data(), self.len()) }
     }
@@ -112,8 +129,10 @@ impl Region {
     /// Make the whole region read-only or inaccessible until the returned
     /// guard is dropped; the guard borrows the region, so no safe code can
     /// write it (or touch it at all under `NoAccess`) meanwhile.  Dropping
-    /// the guard makes it readable and writable again; if the kernel refuses
-    /// that, the process aborts rather than hand out bytes it cannot touch.
+    /// the guard makes it readable and writable again (a guard forgotten
+    /// with `mem::forget`: the next `as_slice` or `as_mut_slice` does); if
+    /// the kernel refuses that, the process aborts rather than hand out
+    /// bytes it cannot touch.
     pub fn protect(&mut self, access: Access) -> io::Result<Protected<'_>> {
         let mode = match access {
             Access::ReadOnly => sys::SECRETMEM_READONLY,
@@ -124,8 +143,21 @@ impl Region {
         if rc < 0 {
             return Err(neg_errno(rc.into()));
         }
+        self.restricted.store(true, Ordering::Release);
         Ok(Protected { region: self, access })
     }
+}
+
+/// The region readable and writable again; the process aborts if the
+/// kernel refuses, rather than hand out bytes it cannot touch.
+fn restore(region: &Region) {
+    // SAFETY: a live region and a valid mode.
+    let rc = unsafe { sys::secretmem_region_protect(region.raw.as_ptr(), sys::SECRETMEM_READWRITE) };
+    if rc < 0 {
+        eprintln!("secretmem: cannot make a region readable again: {}", neg_errno(rc.into()));
+        std::process::abort();
+    }
+    region.restricted.store(false, Ordering::Release);
 }
 
 impl Drop for Region {
@@ -151,7 +183,8 @@ impl Protected<'_> {
     /// The bytes, under `ReadOnly`; `None` under `NoAccess`.
     pub fn as_slice(&self) -> Option<&[u8]> {
         match self.access {
-            Access::ReadOnly => Some(self.region.as_slice()),
+            // SAFETY: len bytes mapped readable while this guard lives.
+            Access::ReadOnly => Some(unsafe { slice::from_raw_parts(self.region.data(), self.region.len()) }),
             Access::NoAccess => None,
         }
     }
@@ -159,11 +192,6 @@ impl Protected<'_> {
 
 impl Drop for Protected<'_> {
     fn drop(&mut self) {
-        // SAFETY: a live region and a valid mode.
-        let rc = unsafe { sys::secretmem_region_protect(self.region.raw.as_ptr(), sys::SECRETMEM_READWRITE) };
-        if rc < 0 {
-            eprintln!("secretmem: cannot make a region readable again: {}", neg_errno(rc.into()));
-            std::process::abort();
-        }
+        restore(self.region);
     }
 }

@@ -190,6 +190,13 @@ fn region_protect_guards() {
     assert!(line.split_whitespace().nth(1).unwrap().starts_with("rw-"), "{}", line);
     r.as_mut_slice()[0] = b'j';
     assert_eq!(&r.as_slice()[..5], b"jello");
+    // a guard forgotten (safe code) leaves no fault for safe code: the next
+    // access makes the region readable and writable again
+    std::mem::forget(r.protect(Access::NoAccess).unwrap());
+    assert_eq!(&r.as_slice()[..5], b"jello");
+    std::mem::forget(r.protect(Access::ReadOnly).unwrap());
+    r.as_mut_slice()[0] = b'h';
+    assert_eq!(&r.as_slice()[..5], b"hello");
     if backend == Backend::Secret {
         let s = Region::new_secret_only(1).unwrap();
         assert_eq!(s.backend(), Backend::Secret);
