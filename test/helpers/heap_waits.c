@@ -882,7 +882,9 @@ static void check_sems(void)
  */
 static void *const volatile bad_ptr = (void *)16;
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-/* a sanitizer's interceptors read the arguments first: no bad pointers */
+/* a sanitizer's interceptors read the arguments first: no bad pointers;
+ * and ASan reports its own sigaltstack call at the exit of a cancelled
+ * thread (google/sanitizers#1399): no cancellation */
 #define BAD_POINTERS 0
 #else
 #define BAD_POINTERS 1
@@ -972,7 +974,7 @@ static void check_bad_args(void)
 		waitpid(c, NULL, WNOHANG);
 	}
 
-	for (int timed = 0; timed < 2; timed++) {
+	for (int timed = 0; timed < 2 && BAD_POINTERS; timed++) {
 		struct sem_cancel sc = { .timed = timed };
 		pthread_t t;
 		void *res = NULL;
