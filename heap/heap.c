@@ -346,9 +346,6 @@ static void *plain_alloc(size_t align, size_t size, int zero)
 	return p;
 }
 
-/* Pages of a glibc block that the program locked (mmcalls.c) are ordinary
- * memory again before glibc takes the block back: glibc unmaps, moves and
- * trims its memory with calls the module does not see. */
 /*
  * The memory of glibc's block p: for a block glibc mapped alone (above
  * its mmap threshold), the whole mapping, the page of its header too, which
@@ -369,8 +366,9 @@ static void plain_span(void *p, uintptr_t *lo, size_t *len)
 }
 
 /* Before glibc frees (dead: the contents come back zero) or moves block p
- * of its own: the pages of it the program locked go back to ordinary
- * memory, which glibc manages with calls the module does not see. */
+ * of its own: the pages of it the program locked (mmcalls.c) go back to
+ * ordinary memory, which glibc unmaps, moves and trims with calls the
+ * module does not see. */
 static void plain_release(void *p, int dead)
 {
 	if (SM_UNLIKELY(sm_adopt_count)) {
