@@ -47,6 +47,17 @@ static int tool_run(const char *args, const char *out)
 		      rig_tmpdir(), rig_tmpdir(), tool, args, out);
 }
 
+/* exec OPTIONS -- /bin/true run in cwd by setpriv SETPRIV (IDs that are
+ * not the real ones), its output in out (printed): the exit status. */
+static int mixed_ids(const char *cwd, const char *setpriv, const char *options, const char *out)
+{
+	int st = rig_sh("cd '%s' && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv %s '%s' exec %s "
+			"-- /bin/true > '%s' 2>&1", cwd, setpriv, tool, options, out);
+
+	rig_cat(out);
+	return st;
+}
+
 static void refused(const char *args, const char *reason)
 {
 	char out[300];
@@ -249,9 +260,7 @@ int main(void)
 	/* a process whose effective IDs are not its real IDs (run by a
 	 * set-user-ID wrapper): the kernel puts every program it runs in
 	 * secure-execution mode */
-	st = rig_sh("cd '%s' && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv --egid=65534 --keep-groups '%s' exec "
-		    "-- /bin/true > '%s' 2>&1", dir, tool, out);
-	rig_cat(out);
+	st = mixed_ids(dir, "--egid=65534 --keep-groups", "", out);
 	TL_CHECK(st == 125 && rig_file_has(out, "refusing to run /bin/true: secretmem runs with effective gid 65534 "
 						 "but real gid 0: the kernel runs /bin/true in secure-execution mode"),
 		 "effective gid not the real gid: exit %d, want 125 and the reason", st);
@@ -262,15 +271,11 @@ int main(void)
 #else
 	if (rig_sh("setpriv --euid=65534 test -x '%s'", tool) == 0) {
 #endif
-		st = rig_sh("cd / && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv --euid=65534 '%s' exec "
-			    "-- /bin/true > '%s' 2>&1", tool, out);
-		rig_cat(out);
+		st = mixed_ids("/", "--euid=65534", "", out);
 		TL_CHECK(st == 125 && rig_file_has(out, "effective uid 65534 but real uid 0"),
 			 "effective uid not the real uid: exit %d, want 125 and the reason", st);
 	}
-	st = rig_sh("cd '%s' && ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 setpriv --egid=65534 --keep-groups '%s' exec "
-		    "--allow-unprotected -- /bin/true > '%s' 2>&1", dir, tool, out);
-	rig_cat(out);
+	st = mixed_ids(dir, "--egid=65534 --keep-groups", "--allow-unprotected", out);
 	TL_CHECK(st == 0 && rig_file_has(out, "warning: /bin/true: nothing of it will be protected: secretmem runs "
 						"with effective gid"), "mixed IDs, --allow-unprotected: exit %d", st);
 
