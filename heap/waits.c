@@ -858,14 +858,15 @@ static long sleep_rest(void *c, int64_t ns, const sigset_t *mask)
  * that a signal ended) with the clearing: a sleep of under a millisecond
  * does not clear; a thread cleared GAP ago or more clears, then sleeps;
  * else it sleeps what is left of GAP first, then clears, then sleeps the
- * rest (to the same deadline).
+ * rest (to the same deadline).  req is readable: a program's was probed
+ * by its caller (good_ts).
  */
 static int sleep_planned(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
 	resolve_clock_nanosleep();
 	resolve_ppoll();
-	if (!hp_stack_on() || !good_ts(req))
-		return real_clock_nanosleep(clk, flags, req, rem); /* its EINVAL, EFAULT */
+	if (!hp_stack_on() || !valid_ts(req))
+		return real_clock_nanosleep(clk, flags, req, rem); /* its EINVAL */
 	struct timespec now;
 	if (!splittable(clk) || clock_gettime(clk, &now) != 0) {
 		if (!gap_left(mono_ns()))
@@ -903,8 +904,13 @@ static int sleep_planned(clockid_t clk, int flags, const struct timespec *req, s
 	return r;
 }
 
+/* The program's time is probed here, once (sleep and usleep give their
+ * own, which sleep_planned reads as it is). */
 HP_EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
+	resolve_clock_nanosleep();
+	if (hp_stack_on() && !good_ts(req))
+		return real_clock_nanosleep(clk, flags, req, rem); /* its EINVAL, EFAULT */
 	return sleep_planned(clk, flags, req, rem);
 }
 
