@@ -351,14 +351,17 @@ static void *plain_alloc(size_t align, size_t size, int zero)
  * its mmap threshold), the whole mapping, the page of its header too, which
  * glibc unmaps or moves with it; else the block's own bytes.
  */
+static int plain_mapped_alone(const void *p)
+{
+	return (((const size_t *)p)[-1] & 2) != 0; /* glibc's IS_MMAPPED */
+}
+
 static void plain_span(void *p, uintptr_t *lo, size_t *len)
 {
-	size_t head = ((const size_t *)p)[-1];
-
-	if (head & 2) { /* IS_MMAPPED: prev_size is the mapping's offset */
+	if (plain_mapped_alone(p)) { /* prev_size is the mapping's offset */
 		size_t off = ((const size_t *)p)[-2];
 		*lo = (uintptr_t)p - 2 * sizeof(size_t) - off;
-		*len = (head & ~(size_t)7) + off;
+		*len = (((const size_t *)p)[-1] & ~(size_t)7) + off;
 	} else {
 		*lo = (uintptr_t)p;
 		*len = plain_usable(p);
@@ -388,7 +391,7 @@ static int plain_locked(void *p, const char **by)
 	uintptr_t lo;
 	size_t len;
 
-	if (!SM_UNLIKELY(sm_adopt_count) || !(((const size_t *)p)[-1] & 2))
+	if (!SM_UNLIKELY(sm_adopt_count) || !plain_mapped_alone(p))
 		return 0;
 	plain_span(p, &lo, &len);
 	return sm_adopt_locked((void *)lo, len, by);

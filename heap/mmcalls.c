@@ -150,18 +150,6 @@ static int kernel_refuses_too(const void *addr, size_t len)
 	return span > st.memlock_limit || locked > st.memlock_limit - span;
 }
 
-static int lock_range_by(const void *addr, size_t len, int flags, int fresh, const char *by);
-
-static int lock_range(const void *addr, size_t len, int flags, int fresh, const void *ra)
-{
-	return lock_range_by(addr, len, flags, fresh, ra ? caller(ra) : NULL);
-}
-
-int hp_lock_again(const void *addr, size_t len, const char *by)
-{
-	return lock_range_by(addr, len, 0, 0, by);
-}
-
 static int lock_range_by(const void *addr, size_t len, int flags, int fresh, const char *by)
 {
 	hp_start(); /* a program may lock memory before its first malloc */
@@ -174,12 +162,23 @@ static int lock_range_by(const void *addr, size_t len, int flags, int fresh, con
 			say_refused_lock(0, 0);
 		return rc;
 	}
-	int rc = sm_adopt_lock(addr, len, flags, fresh, by ? by : "?");
+	int rc = sm_adopt_lock(addr, len, flags, fresh, by);
 	int why = sm_adopt_last_refusal();
 	if (why && !(rc && kernel_refuses_too(addr, len)))
 		say_refused_lock(why, rc);
 	hp_adopt_figures();
 	return rc;
+}
+
+/* The program's own call, named for the object that made it (caller). */
+static int lock_range(const void *addr, size_t len, int flags, int fresh, const void *ra)
+{
+	return lock_range_by(addr, len, flags, fresh, caller(ra));
+}
+
+int hp_lock_again(const void *addr, size_t len, const char *by)
+{
+	return lock_range_by(addr, len, 0, 0, by);
 }
 
 /* ---- the calls ------------------------------------------------------------------- */

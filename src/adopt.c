@@ -1129,9 +1129,9 @@ int sm_adopt_locked(const void *addr, size_t len, const char **by)
 			const unsigned char *b = page_of(p);
 			all = b && (*b & PAGE_LOCKED);
 		}
-		for (const struct adopted *a = records; all && by && a; a = a->next)
-			if (rec_lo(a) <= lo && lo < rec_hi(a))
-				*by = a->by;
+		const struct adopted *a = all && by ? holding(lo, lo + ps) : NULL;
+		if (a)
+			*by = a->by;
 	}
 	region_fork_unlock();
 	sm_cancel_restore(cancel);
