@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "bench.h"
+#include "loops.h"
 
 uint32_t rnd_size[RND_N];
 uint32_t rnd_slot[RND_N];
@@ -19,16 +20,7 @@ uint32_t big_size[RND_N];
 
 void fill_random_tables(void)
 {
-	uint64_t x = 0x2545f4914f6cdd1dull;
-
-	for (int i = 0; i < RND_N; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		rnd_size[i] = 16 + (uint32_t)(x % 497);
-		rnd_slot[i] = (uint32_t)((x >> 20) % LIVE);
-		big_size[i] = 1 + (uint32_t)((x >> 32) % BIG_MAX);
-	}
+	random_tables();
 }
 
 /*

@@ -3,9 +3,10 @@
 /*
  * loops.h - the timed loops of workloads 1-5 (pair, batch, random sizes,
  * the threads' work, and the 1 B-64 KiB churn of 5, the random loop over
- * larger sizes).  Each is a template forced inline: allocators.c, the only
- * file that includes this one, instantiates each loop per allocator, so
- * that in the timed loop the allocator's calls are direct.
+ * larger sizes), and the random tables they read.  Each loop is a template
+ * forced inline: allocators.c (and bench/experiments/owned_slabs.c)
+ * instantiates each loop per allocator, so that in the timed loop the
+ * allocator's calls are direct.
  */
 #ifndef SECRETMEM_BENCH_LOOPS_H
 #define SECRETMEM_BENCH_LOOPS_H
@@ -17,6 +18,21 @@
 #define INLINE static inline __attribute__((always_inline))
 
 extern volatile uintptr_t sink; /* where the loops' results go */
+
+/* The random tables of 3 and 5 (bench.h), the same in every run. */
+INLINE void random_tables(void)
+{
+	uint64_t x = 0x2545f4914f6cdd1dull;
+
+	for (int i = 0; i < RND_N; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		rnd_size[i] = 16 + (uint32_t)(x % 497);
+		rnd_slot[i] = (uint32_t)((x >> 20) % LIVE);
+		big_size[i] = 1 + (uint32_t)((x >> 32) % BIG_MAX);
+	}
+}
 
 /* 1: k pairs of alloc(32) + write + free. */
 INLINE double loop_pairs(alloc_fn a, release_fn f, long k)

@@ -355,14 +355,7 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "usage: owned_slabs [ROUNDS (1-64)] [W A]; needs libmimalloc.so.2\n"), 2;
 	*(void **)&mi_malloc_p = dlsym(h, "mi_malloc");
 	*(void **)&mi_free_p = dlsym(h, "mi_free");
-	uint64_t x = 0x2545f4914f6cdd1dull; /* bench's tables (inproc.c) */
-	for (int i = 0; i < RND_N; i++) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		rnd_size[i] = 16 + (uint32_t)(x % 497);
-		rnd_slot[i] = (uint32_t)((x >> 20) % LIVE);
-	}
+	random_tables(); /* bench's tables */
 	if (argc > 3) { /* one workload, one allocator: for callgrind */
 		long k1 = getenv("K1") ? atol(getenv("K1")) : 20000;
 		int w = atoi(argv[2]);
